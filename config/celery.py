@@ -1,0 +1,11 @@
+"""The Celery app. Every periodic schedule lives in settings.CELERY_BEAT_SCHEDULE."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+app = Celery("rebuild_tracker")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

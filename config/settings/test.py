@@ -1,0 +1,18 @@
+from .base import *  # noqa: F403
+from .base import env
+
+# Tests run tasks in-process unless a test starts the real worker (tests/conftest.py switches it).
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+NOTIFICATION_RETRY_BACKOFF = 1
+REQUIRE_SERVICES = env.bool("REQUIRE_SERVICES", default=False)
+AXES_ENABLED = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

@@ -1,0 +1,46 @@
+"""Writing and reading the append-only transition history (core.Transition)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+
+from core.models import Transition
+
+
+def transition_record(
+    *,
+    subject: models.Model,
+    action: str,
+    actor=None,
+    from_state: str = "",
+    to_state: str = "",
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> Transition:
+    """Record one state change. Call it inside the same transaction as the change itself."""
+    return Transition.objects.create(
+        content_type=ContentType.objects.get_for_model(subject),
+        object_id=subject.pk,
+        action=action,
+        actor=actor if actor is not None and actor.is_authenticated else None,
+        from_state=from_state,
+        to_state=to_state,
+        reason=reason,
+        data=data or {},
+    )
+
+
+def transitions_for(subject: models.Model) -> models.QuerySet[Transition]:
+    return Transition.objects.filter(
+        content_type=ContentType.objects.get_for_model(subject), object_id=subject.pk
+    ).select_related("actor")
+
+
+def transitions_for_many(model: type[models.Model], ids: Iterable[int]) -> models.QuerySet[Transition]:
+    return Transition.objects.filter(
+        content_type=ContentType.objects.get_for_model(model), object_id__in=list(ids)
+    ).select_related("actor")

@@ -1,0 +1,63 @@
+"""Demo users: one per role (DESIGN.md §2), all with the same printed password."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import Group, Permission, User
+from rest_framework.authtoken.models import Token
+
+from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
+
+DEMO_PASSWORD = "rebuild-demo-2026"
+# Teams are groups too; component and workload owners are their members.
+TEAMS = ("training-platform", "inference-platform", "data-platform", "infra-hardware")
+
+
+@dataclass(frozen=True)
+class DemoUser:
+    username: str
+    full_name: str
+    role: str
+    groups: tuple[str, ...]
+
+
+DEMO_USERS = (
+    DemoUser("lead", "Lena Lead", "program lead", (PROGRAM_LEADS,)),
+    DemoUser("lead2", "Liam Second-Lead", "program lead", (PROGRAM_LEADS,)),
+    DemoUser("engineer", "Erin Engineer", "framework engineer", (FRAMEWORK_ENGINEERS,)),
+    DemoUser("metrics", "Mo Metrics", "metric owner", (METRIC_OWNERS, "data-platform")),
+    DemoUser("owner", "Omar Owner", "component owner (training-platform)", ("training-platform",)),
+    DemoUser("ingest", "CI Ingest Bot", "ingest client (API token)", ()),
+    DemoUser("viewer", "Vera Viewer", "viewer", ()),
+)
+
+
+def demo_users_load() -> dict[str, User]:
+    for team in TEAMS:
+        Group.objects.get_or_create(name=team)
+    users = {}
+    for spec in DEMO_USERS:
+        first, _, last = spec.full_name.partition(" ")
+        user, created = User.objects.get_or_create(
+            username=spec.username,
+            defaults={"first_name": first, "last_name": last, "email": f"{spec.username}@example.com"},
+        )
+        if created:
+            user.set_password(DEMO_PASSWORD)
+            user.save(update_fields=["password"])
+        user.groups.add(*Group.objects.filter(name__in=spec.groups))
+        users[spec.username] = user
+    ingest = users["ingest"]
+    ingest.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="metrics", codename="add_observation")
+    )
+    Token.objects.get_or_create(user=ingest)
+    admin, created = User.objects.get_or_create(
+        username="admin", defaults={"is_staff": True, "is_superuser": True, "email": "admin@example.com"}
+    )
+    if created:
+        admin.set_password(DEMO_PASSWORD)
+        admin.save(update_fields=["password"])
+    users["admin"] = admin
+    return users

@@ -1,0 +1,35 @@
+"""Load the demo program. Idempotent: running it again leaves one copy of everything."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from core.demo import DEMO_PASSWORD, DEMO_USERS, demo_users_load
+
+# Each app that has demo data exposes `demo_load(users, stdout)`; order follows the app dependencies.
+APP_DEMOS = ("metrics.demo", "program.demo", "freeze.demo")
+
+
+class Command(BaseCommand):
+    help = "Load the realistic demo program and one user per role (safe to run repeatedly)."
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            users = demo_users_load()
+        for module_name in APP_DEMOS:
+            try:
+                module = import_module(module_name)
+            except ModuleNotFoundError:
+                continue
+            module.demo_load(users=users, stdout=self.stdout)
+        token = Token.objects.get(user=users["ingest"]).key
+        self.stdout.write(self.style.SUCCESS("Demo data loaded."))
+        self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
+        for spec in DEMO_USERS:
+            self.stdout.write(f"  {spec.username:<9} {spec.role}")
+        self.stdout.write(f"  {'admin':<9} Django admin superuser")
+        self.stdout.write(f"API token of the ingest client: {token}")

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+
+
+class Transition(models.Model):
+    """Append-only audit row for one state change: who, when, from, to, why.
+
+    Every service that changes a state writes one in the same transaction; pages show them as history.
+    """
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.BigIntegerField()
+    subject = GenericForeignKey("content_type", "object_id")
+    action = models.CharField(max_length=40)
+    from_state = models.CharField(max_length=40, blank=True)
+    to_state = models.CharField(max_length=40, blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    reason = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        # Serves "history of one object", the query every detail page runs.
+        indexes = [models.Index(fields=["content_type", "object_id", "at"], name="transition_subject_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.action}: {self.from_state} → {self.to_state}"
+
+
+class WebhookEndpoint(models.Model):
+    """A receiver of signed webhooks (Standard Webhooks), e.g. a chat bridge or a program dashboard."""
+
+    name = models.CharField(max_length=100)
+    url = models.URLField()
+    # "whsec_" + base64 secret, as Standard Webhooks expects.
+    secret = models.CharField(max_length=200)
+    events = models.JSONField(default=list, blank=True, help_text="Event names to send; empty means all.")
+    is_active = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def wants(self, event: str) -> bool:
+        return self.is_active and (not self.events or event in self.events)
+
+
+class Notification(models.Model):
+    """One thing worth telling people about (gate decided, exception submitted…)."""
+
+    event = models.CharField(max_length=60, db_index=True)
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.subject
+
+
+class Delivery(models.Model):
+    """One attempt-tracked delivery of a notification: an email to its recipients, or one webhook."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email"
+        WEBHOOK = "webhook"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENDING = "sending"
+        DELIVERED = "delivered"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    notification = models.ForeignKey(Notification, on_delete=models.CASCADE, related_name="deliveries")
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    recipients = models.JSONField(default=list, blank=True)
+    endpoint = models.ForeignKey(WebhookEndpoint, null=True, blank=True, on_delete=models.CASCADE)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.channel} {self.status}"
+
+
+class IdempotencyRecord(models.Model):
+    """The first answer to a request sent with an Idempotency-Key, replayed for repeats."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    scope = models.CharField(max_length=100)
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField()
+    response_body = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "scope", "key"], name="idempotency_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope}:{self.key}"

@@ -1,0 +1,1 @@
+"""freeze API (DRF)."""

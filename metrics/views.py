@@ -1,0 +1,5 @@
+from django.shortcuts import render
+
+
+def registry(request):
+    return render(request, "metrics/registry.html", {"definitions": []})

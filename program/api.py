@@ -1,0 +1,1 @@
+"""program API (DRF)."""

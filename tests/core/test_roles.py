@@ -1,0 +1,18 @@
+import pytest
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+
+from core.roles import PROGRAM_LEADS, ROLE_GROUPS, has_role, require_role
+
+
+@pytest.mark.django_db
+def test_role_groups_exist_after_migrations():
+    assert set(Group.objects.filter(name__in=ROLE_GROUPS).values_list("name", flat=True)) == set(ROLE_GROUPS)
+
+
+@pytest.mark.django_db
+def test_require_role_refuses_outsiders_with_a_message(lead, viewer):
+    require_role(lead, PROGRAM_LEADS, "decide gates")
+    assert has_role(lead, PROGRAM_LEADS)
+    with pytest.raises(PermissionDenied, match="Only a program lead may decide gates"):
+        require_role(viewer, PROGRAM_LEADS, "decide gates")
