@@ -1,1 +1,193 @@
-"""metrics models."""
+from __future__ import annotations
+
+import pghistory
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+
+
+class System(models.Model):
+    key = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Workload(models.Model):
+    class Size(models.TextChoices):
+        SMALL = "small"
+        MEDIUM = "medium"
+        LARGE = "large"
+
+    class Criticality(models.TextChoices):
+        CORE = "core"
+        PERIPHERAL = "peripheral"
+
+    key = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    size = models.CharField(max_length=10, choices=Size.choices)
+    criticality = models.CharField(max_length=12, choices=Criticality.choices)
+    owner_team = models.CharField(max_length=80, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Direction(models.TextChoices):
+    HIGHER_IS_BETTER = "higher_is_better"
+    LOWER_IS_BETTER = "lower_is_better"
+
+
+class Statistic(models.TextChoices):
+    MEAN = "mean"
+    P50 = "p50"
+    P90 = "p90"
+    P95 = "p95"
+    P99 = "p99"
+    MIN = "min"
+    MAX = "max"
+
+
+class Sampling(models.TextChoices):
+    PER_REQUEST = "per_request"
+    PER_STEP = "per_step"
+    PER_RUN = "per_run"
+    PER_INTERVAL = "per_interval"
+
+
+class Phase(models.TextChoices):
+    """What part of the work a measurement's clock includes or excludes (one shared vocabulary)."""
+
+    QUEUEING = "queueing"
+    DATA_LOADING = "data_loading"
+    WARMUP = "warmup"
+    COMPILATION = "compilation"
+    CHECKPOINTING = "checkpointing"
+    COMMUNICATION = "communication"
+    EVALUATION = "evaluation"
+    PREPROCESSING = "preprocessing"
+    NETWORK = "network"
+
+
+@pghistory.track()  # full field history of every version, beside the readable Transition rows
+class MetricDefinition(models.Model):
+    """One version of a metric: what is measured, in which unit, and where the clock starts and stops."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        ACTIVE = "active"
+        DEPRECATED = "deprecated"
+
+    # Changing any of these on an active version would change what the numbers mean: new version instead.
+    MEANING_FIELDS = ("unit", "direction", "sampling", "start_event", "end_event", "includes", "excludes")
+
+    key = models.SlugField(max_length=80)
+    version = models.PositiveIntegerField()
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    unit = models.CharField(max_length=40)
+    direction = models.CharField(max_length=20, choices=Direction.choices)
+    statistic = models.CharField(max_length=6, choices=Statistic.choices, default=Statistic.MEAN)
+    sampling = models.CharField(max_length=14, choices=Sampling.choices)
+    start_event = models.CharField(max_length=200)
+    end_event = models.CharField(max_length=200)
+    includes = ArrayField(models.CharField(max_length=20, choices=Phase.choices), default=list, blank=True)
+    excludes = ArrayField(models.CharField(max_length=20, choices=Phase.choices), default=list, blank=True)
+    owner_team = models.CharField(max_length=80)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["key", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "version"], name="metricdef_key_version_unique"),
+            # Serves "key" → its active version, the lookup every ingest row and comparison makes.
+            models.UniqueConstraint(
+                fields=["key"], condition=Q(status="active"), name="metricdef_one_active_per_key"
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="metricdef_version_positive"),
+            models.CheckConstraint(condition=~Q(start_event=""), name="metricdef_start_event_required"),
+            models.CheckConstraint(condition=~Q(end_event=""), name="metricdef_end_event_required"),
+        ]
+
+    def __str__(self) -> str:
+        return self.ref
+
+    @property
+    def ref(self) -> str:
+        return f"{self.key}@{self.version}"
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == Direction.HIGHER_IS_BETTER
+
+
+class IngestBatch(models.Model):
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    source = models.CharField(max_length=100, blank=True)
+    received = models.PositiveIntegerField()
+    inserted = models.PositiveIntegerField()
+    definition_ids = ArrayField(models.BigIntegerField(), default=list)
+    workload_ids = ArrayField(models.BigIntegerField(), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "ingest batches"
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} ({self.inserted}/{self.received})"
+
+
+class Observation(models.Model):
+    """One measured value, stored in its definition's unit (the arrival unit is kept)."""
+
+    definition = models.ForeignKey(MetricDefinition, on_delete=models.PROTECT, related_name="observations")
+    system = models.ForeignKey(System, on_delete=models.PROTECT)
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT)
+    value = models.FloatField()
+    unit = models.CharField(max_length=40)
+    observed_at = models.DateTimeField()
+    run_id = models.CharField(max_length=120, blank=True)
+    source = models.CharField(max_length=100, blank=True)
+    tags = models.JSONField(default=dict, blank=True)
+    batch = models.ForeignKey(IngestBatch, null=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        constraints = [
+            # The natural key: the same measurement sent twice is a no-op, never a second row.
+            models.UniqueConstraint(
+                fields=["definition", "system", "workload", "run_id", "observed_at"],
+                name="observation_natural_key",
+            ),
+            models.CheckConstraint(
+                condition=Q(value__lt=float("inf")) & Q(value__gt=float("-inf")),
+                name="observation_value_finite",
+            ),
+        ]
+        indexes = [
+            # Covering index for comparisons: (definition, system, time) with the value in the leaf.
+            models.Index(
+                fields=["definition", "system", "observed_at"],
+                include=["value"],
+                name="observation_compare_idx",
+            ),
+            models.Index(
+                fields=["definition", "system", "workload", "observed_at"],
+                include=["value"],
+                name="observation_compare_wl_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.definition_id}:{self.value}"

@@ -55,6 +55,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# Observation batches of up to 50,000 rows arrive as one body; larger bodies get a 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [

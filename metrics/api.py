@@ -1,0 +1,524 @@
+"""Metrics API: systems, workloads, the definition registry, observations, ingest and comparisons."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+
+import django_filters
+import orjson
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status, viewsets
+from rest_framework.parsers import BaseParser
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.errors import ApplicationError
+from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
+from metrics import selectors, services
+from metrics.models import (
+    Direction,
+    MetricDefinition,
+    Observation,
+    Phase,
+    Sampling,
+    Statistic,
+    System,
+    Workload,
+)
+from metrics.selectors.comparison import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
+from metrics.services.ingest import request_fingerprint
+
+
+class ReadOrRoles(BasePermission):
+    """Anyone signed in reads; writes need one of the view's `write_roles`."""
+
+    message = "Only metric owners or program leads may change systems and workloads."
+
+    def has_permission(self, request, view):
+        if not request.user.is_authenticated:
+            return False
+        if request.method in SAFE_METHODS:
+            return True
+        return any(has_role(request.user, role) for role in view.write_roles)
+
+
+# --- systems and workloads (plain CRUD) -------------------------------------------------------------
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = System
+        fields = ["id", "key", "name", "description"]
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Workload
+        fields = ["id", "key", "name", "size", "criticality", "owner_team"]
+
+
+@extend_schema(tags=["metrics"])
+class SystemViewSet(viewsets.ModelViewSet):
+    queryset = System.objects.all()
+    serializer_class = SystemSerializer
+    permission_classes = [ReadOrRoles]
+    write_roles = (METRIC_OWNERS, PROGRAM_LEADS)
+    lookup_field = "key"
+    filterset_fields = ["key"]
+
+
+@extend_schema(tags=["metrics"])
+class WorkloadViewSet(viewsets.ModelViewSet):
+    queryset = Workload.objects.all()
+    serializer_class = WorkloadSerializer
+    permission_classes = [ReadOrRoles]
+    write_roles = (METRIC_OWNERS, PROGRAM_LEADS)
+    lookup_field = "key"
+    filterset_fields = ["size", "criticality", "owner_team"]
+
+
+# --- definitions -------------------------------------------------------------------------------------
+
+
+class DefinitionOutput(serializers.ModelSerializer):
+    ref = serializers.CharField(read_only=True)
+    boundary = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MetricDefinition
+        fields = [
+            "id",
+            "ref",
+            "key",
+            "version",
+            "name",
+            "description",
+            "unit",
+            "direction",
+            "statistic",
+            "sampling",
+            "start_event",
+            "end_event",
+            "includes",
+            "excludes",
+            "boundary",
+            "owner_team",
+            "status",
+            "created_at",
+            "activated_at",
+        ]
+
+    def get_boundary(self, obj) -> str:
+        from metrics.boundary import boundary_sentence
+
+        return boundary_sentence(obj)
+
+
+class DefinitionFields(serializers.Serializer):
+    """The editable fields; `partial=True` for versions and edits."""
+
+    name = serializers.CharField(max_length=120)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    unit = serializers.CharField(
+        max_length=40, help_text="A pint unit: ms, s, token/s, percent, GiB, GPU_hour, USD…"
+    )
+    direction = serializers.ChoiceField(choices=Direction.choices)
+    statistic = serializers.ChoiceField(choices=Statistic.choices, default=Statistic.MEAN)
+    sampling = serializers.ChoiceField(choices=Sampling.choices)
+    start_event = serializers.CharField(
+        max_length=200, help_text="When the clock starts, e.g. 'the request arrives'"
+    )
+    end_event = serializers.CharField(max_length=200)
+    includes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Phase.choices), required=False, default=list
+    )
+    excludes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Phase.choices), required=False, default=list
+    )
+    owner_team = serializers.CharField(max_length=80)
+
+
+class DefinitionCreate(DefinitionFields):
+    key = serializers.SlugField(max_length=80)
+
+
+class DefinitionFilter(django_filters.FilterSet):
+    class Meta:
+        model = MetricDefinition
+        fields = ["key", "status", "owner_team", "direction", "sampling"]
+
+
+@extend_schema(tags=["metrics"])
+class DefinitionListCreate(generics.ListAPIView):
+    """Every version of every metric (filter by key, status, owner_team); POST registers version 1."""
+
+    queryset = MetricDefinition.objects.order_by("key", "-version")
+    serializer_class = DefinitionOutput
+    filterset_class = DefinitionFilter
+
+    @extend_schema(request=DefinitionCreate, responses={201: DefinitionOutput})
+    def post(self, request):
+        data = DefinitionCreate(data=request.data)
+        data.is_valid(raise_exception=True)
+        definition = services.definition_register(actor=request.user, data=data.validated_data)
+        return Response(DefinitionOutput(definition).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["metrics"])
+class DefinitionDetail(APIView):
+    """A metric by key: its active version (or newest draft). PATCH edits that version."""
+
+    @extend_schema(responses=DefinitionOutput)
+    def get(self, request, key):
+        return Response(DefinitionOutput(selectors.definition_get(key)).data)
+
+
+@extend_schema(tags=["metrics"])
+class DefinitionVersions(APIView):
+    @extend_schema(responses=DefinitionOutput(many=True))
+    def get(self, request, key):
+        versions = selectors.definition_versions(key)
+        if not versions:
+            raise ApplicationError(f"Unknown metric '{key}'.", status=404)
+        return Response(DefinitionOutput(versions, many=True).data)
+
+    @extend_schema(request=DefinitionFields, responses={201: DefinitionOutput})
+    def post(self, request, key):
+        data = DefinitionFields(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        definition = services.definition_version_create(
+            actor=request.user, key=key, changes=data.validated_data
+        )
+        return Response(DefinitionOutput(definition).data, status=status.HTTP_201_CREATED)
+
+
+def _version(key: str, version: int) -> MetricDefinition:
+    return get_object_or_404(MetricDefinition, key=key, version=version)
+
+
+@extend_schema(tags=["metrics"])
+class DefinitionVersionDetail(APIView):
+    @extend_schema(responses=DefinitionOutput)
+    def get(self, request, key, version):
+        return Response(DefinitionOutput(_version(key, version)).data)
+
+    @extend_schema(request=DefinitionFields, responses=DefinitionOutput)
+    def patch(self, request, key, version):
+        data = DefinitionFields(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        definition = services.definition_update(
+            actor=request.user, definition=_version(key, version), changes=data.validated_data
+        )
+        return Response(DefinitionOutput(definition).data)
+
+
+class ReasonInput(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+@extend_schema(tags=["metrics"], request=None, responses=DefinitionOutput)
+class DefinitionActivate(APIView):
+    def post(self, request, key, version):
+        definition = services.definition_activate(actor=request.user, definition=_version(key, version))
+        return Response(DefinitionOutput(definition).data)
+
+
+@extend_schema(tags=["metrics"], request=ReasonInput, responses=DefinitionOutput)
+class DefinitionDeprecate(APIView):
+    def post(self, request, key, version):
+        data = ReasonInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        definition = services.definition_deprecate(
+            actor=request.user, definition=_version(key, version), reason=data.validated_data["reason"]
+        )
+        return Response(DefinitionOutput(definition).data)
+
+
+# --- observations ------------------------------------------------------------------------------------
+
+
+class ObservationOutput(serializers.ModelSerializer):
+    metric = serializers.CharField(source="definition.ref")
+    system = serializers.CharField(source="system.key")
+    workload = serializers.CharField(source="workload.key")
+
+    class Meta:
+        model = Observation
+        fields = [
+            "id",
+            "metric",
+            "system",
+            "workload",
+            "value",
+            "unit",
+            "observed_at",
+            "run_id",
+            "source",
+            "tags",
+            "batch",
+        ]
+
+
+class ObservationFilter(django_filters.FilterSet):
+    metric = django_filters.CharFilter(method="filter_metric", help_text="key (active version) or key@N")
+    system = django_filters.CharFilter(field_name="system__key")
+    workload = django_filters.CharFilter(field_name="workload__key")
+    since = django_filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="lt")
+
+    class Meta:
+        model = Observation
+        fields = ["run_id", "batch", "source"]
+
+    def filter_metric(self, queryset, name, value):
+        return queryset.filter(definition=selectors.definition_resolve(value))
+
+
+@extend_schema(tags=["metrics"])
+class ObservationList(generics.ListAPIView):
+    queryset = selectors.observations_list()
+    serializer_class = ObservationOutput
+    filterset_class = ObservationFilter
+
+
+class RawBodyParser(BaseParser):
+    """Hands the body over untouched: the ingest service decodes JSON, NDJSON and CSV itself, fast."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return stream.read() if stream is not None else b""
+
+
+class CanIngest(IsAuthenticated):
+    message = "Pushing observations needs the metrics.add_observation permission."
+
+    def has_permission(self, request, view):
+        return super().has_permission(request, view) and request.user.has_perm("metrics.add_observation")
+
+
+def decode_rows(body: bytes, content_type: str) -> list:
+    """Rows from a JSON body {"observations": [...]}, NDJSON (one object per line) or CSV."""
+    kind = content_type.split(";")[0].strip().lower()
+    if kind in ("application/x-ndjson", "application/ndjson", "application/jsonl"):
+        rows = []
+        for line in body.splitlines():
+            if line.strip():
+                rows.append(_loads(line, field="body"))
+        return rows
+    if kind in ("text/csv", "application/csv"):
+        try:
+            text = body.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ApplicationError("The CSV is not UTF-8.", status=400, field="body") from exc
+        rows = []
+        for row in csv.DictReader(io.StringIO(text)):
+            if row.get("tags"):
+                # Left as text when not JSON: the row check then reports "tags must be an object".
+                with contextlib.suppress(ValueError):
+                    row["tags"] = json.loads(row["tags"])
+            rows.append(row)
+        return rows
+    if kind not in ("application/json", ""):
+        raise ApplicationError(
+            f"Unsupported content type '{kind}': send application/json, application/x-ndjson or text/csv.",
+            status=415,
+            field="Content-Type",
+        )
+    document = _loads(body, field="body")
+    if not isinstance(document, dict) or "observations" not in document:
+        raise ApplicationError('The body must be {"observations": [...]}.', status=400, field="observations")
+    return document["observations"]
+
+
+def _loads(raw: bytes, *, field: str):
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        # The standard parser accepts NaN, Infinity and 1e400, so such values become row errors.
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApplicationError(f"The body is not valid JSON: {exc}", status=400, field=field) from exc
+
+
+class IngestOutput(serializers.Serializer):
+    batch = serializers.IntegerField()
+    received = serializers.IntegerField()
+    inserted = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+    definitions = serializers.ListField(child=serializers.CharField())
+
+
+@extend_schema(
+    tags=["metrics"],
+    request={
+        "application/json": OpenApiTypes.OBJECT,
+        "application/x-ndjson": OpenApiTypes.STR,
+        "text/csv": OpenApiTypes.STR,
+    },
+    parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
+    responses={201: IngestOutput},
+)
+class ObservationBatch(APIView):
+    """All-or-nothing batch ingest. A 422 lists every bad row as {index, field, message}."""
+
+    parser_classes = [RawBodyParser]
+    permission_classes = [CanIngest]
+
+    def post(self, request):
+        body = request.data if isinstance(request.data, bytes) else b""
+        content_type = request.content_type or ""
+        key = request.headers.get("Idempotency-Key") or None
+        if key is not None and len(key) > 200:
+            raise ApplicationError(
+                "Idempotency-Key is at most 200 characters.", status=400, field="Idempotency-Key"
+            )
+        fingerprint = request_fingerprint(body, content_type) if key else None
+        if key:
+            # Replays skip decoding: the first answer comes back as it was.
+            result = services.observations_replay(user=request.user, key=key, fingerprint=fingerprint)
+            if result is not None:
+                return Response(
+                    result.as_dict(), status=status.HTTP_201_CREATED, headers={"Idempotent-Replay": "true"}
+                )
+        rows = decode_rows(body, content_type)
+        result = services.observations_ingest(
+            rows=rows,
+            submitted_by=request.user,
+            source=request.headers.get("User-Agent", "")[:100],
+            idempotency_key=key,
+            fingerprint=fingerprint,
+        )
+        return Response(result.as_dict(), status=status.HTTP_201_CREATED)
+
+
+# --- comparisons -------------------------------------------------------------------------------------
+
+
+class ComparisonQuery(serializers.Serializer):
+    metric = serializers.CharField(help_text="key (active version) or key@N")
+    candidate_metric = serializers.CharField(
+        required=False,
+        help_text="Only to check comparability: a different version or key is refused with why.",
+    )
+    baseline = serializers.SlugField()
+    candidate = serializers.SlugField()
+    workload = serializers.SlugField(required=False)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    statistic = serializers.ChoiceField(choices=Statistic.choices, required=False)
+    alpha = serializers.FloatField(required=False, min_value=1e-6, max_value=0.5, default=DEFAULT_ALPHA)
+    min_samples = serializers.IntegerField(
+        required=False, min_value=2, max_value=1_000_000, default=DEFAULT_MIN_SAMPLES
+    )
+
+    def validate(self, attrs):
+        if attrs["baseline"] == attrs["candidate"]:
+            raise serializers.ValidationError(
+                {"candidate": "Baseline and candidate must be different systems."}
+            )
+        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError({"until": "until must be after since."})
+        return attrs
+
+
+class SideOutput(serializers.Serializer):
+    system = serializers.CharField()
+    n = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    p50 = serializers.FloatField(allow_null=True)
+    p90 = serializers.FloatField(allow_null=True)
+    p95 = serializers.FloatField(allow_null=True)
+    p99 = serializers.FloatField(allow_null=True)
+    min = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+
+
+class ComparisonOutput(serializers.Serializer):
+    metric = serializers.CharField()
+    unit = serializers.CharField()
+    direction = serializers.CharField()
+    statistic = serializers.CharField()
+    workload = serializers.CharField(allow_null=True)
+    since = serializers.DateTimeField(allow_null=True)
+    until = serializers.DateTimeField(allow_null=True)
+    baseline = SideOutput()
+    candidate = SideOutput()
+    relative_performance = serializers.FloatField(allow_null=True)
+    change_pct = serializers.FloatField(allow_null=True)
+    improvement_pct = serializers.FloatField(allow_null=True)
+    u_statistic = serializers.FloatField(allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    alpha = serializers.FloatField()
+    significant = serializers.BooleanField()
+    min_samples = serializers.IntegerField()
+    verdict = serializers.CharField()
+    reason = serializers.CharField()
+
+
+def comparison_from_query(params) -> selectors.Comparison:
+    """Shared by the API and the comparison page."""
+    query = ComparisonQuery(data=params)
+    query.is_valid(raise_exception=True)
+    data = query.validated_data
+    definition = selectors.definition_resolve(data["metric"])
+    if data.get("candidate_metric"):
+        other = selectors.definition_resolve(data["candidate_metric"], field="candidate_metric")
+        _refuse_incomparable(definition, other)
+    systems = {s.key: s for s in System.objects.filter(key__in=[data["baseline"], data["candidate"]])}
+    for side in ("baseline", "candidate"):
+        if data[side] not in systems:
+            raise ApplicationError(f"Unknown system '{data[side]}'.", status=400, field=side)
+    workload = None
+    if data.get("workload"):
+        workload = Workload.objects.filter(key=data["workload"]).first()
+        if workload is None:
+            raise ApplicationError(f"Unknown workload '{data['workload']}'.", status=400, field="workload")
+    return selectors.comparison_compute(
+        definition=definition,
+        baseline=systems[data["baseline"]],
+        candidate=systems[data["candidate"]],
+        workload=workload,
+        since=data.get("since"),
+        until=data.get("until"),
+        statistic=data.get("statistic"),
+        alpha=data["alpha"],
+        min_samples=data["min_samples"],
+    )
+
+
+def _refuse_incomparable(definition: MetricDefinition, other: MetricDefinition) -> None:
+    from metrics.boundary import definition_changes
+
+    if other.pk == definition.pk:
+        return
+    if other.key != definition.key:
+        raise ApplicationError(
+            f"{definition.ref} and {other.ref} are different metrics and cannot be compared.",
+            status=400,
+            field="candidate_metric",
+        )
+    changes = definition_changes(definition, other)
+    raise ApplicationError(
+        f"{definition.ref} and {other.ref} are different versions and measure differently"
+        + (f" ({'; '.join(changes)})" if changes else "")
+        + ": compare within one version.",
+        status=400,
+        field="candidate_metric",
+    )
+
+
+@extend_schema(tags=["metrics"], parameters=[ComparisonQuery], responses=ComparisonOutput)
+class ComparisonView(APIView):
+    """Old vs new on one metric version: both sides' statistics, the direction-aware ratio, Mann–Whitney U."""
+
+    def get(self, request):
+        return Response(ComparisonOutput(comparison_from_query(request.query_params).as_dict()).data)

@@ -1,0 +1,23 @@
+"""Reads of the metrics app."""
+
+from metrics.selectors.comparison import Comparison, SideStats, comparison_compute
+from metrics.selectors.registry import (
+    definition_get,
+    definition_resolve,
+    definition_versions,
+    definitions_latest,
+    observations_list,
+    series_daily,
+)
+
+__all__ = [
+    "Comparison",
+    "SideStats",
+    "comparison_compute",
+    "definition_get",
+    "definition_resolve",
+    "definition_versions",
+    "definitions_latest",
+    "observations_list",
+    "series_daily",
+]

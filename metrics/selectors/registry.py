@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import Case, Count, OuterRef, QuerySet, Subquery, When
+
+from core.errors import ApplicationError
+from metrics.models import MetricDefinition, Observation
+
+
+def definition_resolve(ref: str, *, field: str = "metric", require_active: bool = False) -> MetricDefinition:
+    """`key` → its active version; `key@N` → that version. ApplicationError(400/404) naming `field`."""
+    if not ref:
+        raise ApplicationError(f"{field} is required: 'key' or 'key@N'.", status=400, field=field)
+    key, _, version = ref.partition("@")
+    queryset = MetricDefinition.objects.filter(key=key)
+    if version:
+        if not version.isdigit():
+            raise ApplicationError(f"'{ref}': the version after @ must be a number.", status=400, field=field)
+        definition = queryset.filter(version=int(version)).first()
+    else:
+        definition = queryset.filter(status=MetricDefinition.Status.ACTIVE).first()
+        if definition is None and queryset.exists():
+            raise ApplicationError(
+                f"Metric '{key}' has no active version; name one as '{key}@N'.", status=400, field=field
+            )
+    if definition is None:
+        raise ApplicationError(f"Unknown metric '{ref}'.", status=404, field=field)
+    if require_active and definition.status != MetricDefinition.Status.ACTIVE:
+        raise ApplicationError(f"{definition.ref} is {definition.status}.", status=400, field=field)
+    return definition
+
+
+def definition_get(key: str) -> MetricDefinition:
+    """The active version of `key`, else its newest version."""
+    definition = (
+        MetricDefinition.objects.filter(key=key)
+        .order_by(Case(When(status=MetricDefinition.Status.ACTIVE, then=0), default=1), "-version")
+        .first()
+    )
+    if definition is None:
+        raise ApplicationError(f"Unknown metric '{key}'.", status=404, field="key")
+    return definition
+
+
+def definition_versions(key: str) -> QuerySet[MetricDefinition]:
+    return MetricDefinition.objects.filter(key=key).order_by("-version")
+
+
+def definitions_latest(
+    *, owner_team: str | None = None, status: str | None = None
+) -> QuerySet[MetricDefinition]:
+    """One row per key: the active version, or the newest when none is active; with counts."""
+    newest_first = MetricDefinition.objects.filter(key=OuterRef("key")).order_by(
+        Case(When(status=MetricDefinition.Status.ACTIVE, then=0), default=1), "-version"
+    )
+    queryset = MetricDefinition.objects.filter(pk=Subquery(newest_first.values("pk")[:1])).annotate(
+        version_count=Subquery(
+            MetricDefinition.objects.filter(key=OuterRef("key"))
+            .values("key")
+            .annotate(n=Count("pk"))
+            .values("n")[:1]
+        )
+    )
+    if owner_team:
+        queryset = queryset.filter(owner_team=owner_team)
+    if status:
+        queryset = queryset.filter(status=status)
+    return queryset.order_by("key")
+
+
+def observations_list() -> QuerySet[Observation]:
+    return Observation.objects.select_related("definition", "system", "workload").order_by(
+        "-observed_at", "-id"
+    )
+
+
+SERIES_SQL = """
+SELECT w.key, s.key, date_trunc('day', o.observed_at) AS day,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY o.value), count(*)
+FROM metrics_observation o
+JOIN metrics_system s ON s.id = o.system_id
+JOIN metrics_workload w ON w.id = o.workload_id
+WHERE o.definition_id = %s {window}
+GROUP BY w.key, s.key, day
+ORDER BY w.key, s.key, day
+"""
+
+
+def series_daily(
+    definition: MetricDefinition, *, since: datetime | None = None, until: datetime | None = None
+) -> dict[str, dict[str, list[tuple[datetime, float, int]]]]:
+    """{workload: {system: [(day, median, n), …]}} for charts; one query."""
+    window, params = "", [definition.pk]
+    if since:
+        window += " AND o.observed_at >= %s"
+        params.append(since)
+    if until:
+        window += " AND o.observed_at < %s"
+        params.append(until)
+    series: dict[str, dict[str, list]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(SERIES_SQL.format(window=window), params)
+        for workload, system, day, median, n in cursor.fetchall():
+            series.setdefault(workload, {}).setdefault(system, []).append((day, median, n))
+    return series

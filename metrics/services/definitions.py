@@ -1,0 +1,194 @@
+"""Registering and versioning metric definitions (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import METRIC_OWNERS, require_role
+from metrics import signals
+from metrics.boundary import boundary_key, definition_changes
+from metrics.models import MetricDefinition
+from metrics.units import UnitError, unit_dimension
+
+EDITABLE_FIELDS = (
+    "name",
+    "description",
+    "unit",
+    "direction",
+    "statistic",
+    "sampling",
+    "start_event",
+    "end_event",
+    "includes",
+    "excludes",
+    "owner_team",
+)
+MSG_DUPLICATE = "A definition measuring exactly this already exists: '{ref}'. Use it, or change the boundary."
+MSG_MEANING_CHANGE = (
+    "{ref} is {status}: its {fields} cannot change. Create a new version (POST …/versions/) instead."
+)
+
+
+def _validate(definition: MetricDefinition) -> None:
+    try:
+        unit_dimension(definition.unit)
+    except UnitError as exc:
+        raise ApplicationError(str(exc), status=400, field="unit") from exc
+    overlap = set(definition.includes) & set(definition.excludes)
+    if overlap:
+        raise ApplicationError(
+            f"{', '.join(sorted(overlap))} cannot be both included and excluded.",
+            status=400,
+            field="excludes",
+        )
+
+
+def _refuse_duplicate_boundary(definition: MetricDefinition) -> None:
+    """Two active definitions that measure the same thing the same way make numbers ambiguous."""
+    wanted = boundary_key(definition)
+    for other in MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).exclude(
+        key=definition.key
+    ):
+        if boundary_key(other) == wanted:
+            raise ApplicationError(MSG_DUPLICATE.format(ref=other.ref), extra={"existing": other.ref})
+
+
+@transaction.atomic
+def definition_register(*, actor, data: dict[str, Any]) -> MetricDefinition:
+    """Version 1 of a new metric, as a draft."""
+    require_role(actor, METRIC_OWNERS, "register metric definitions")
+    key = data["key"]
+    if MetricDefinition.objects.filter(key=key).exists():
+        raise ApplicationError(
+            f"Metric '{key}' exists already; add a version instead.", field="key", extra={"existing": key}
+        )
+    definition = MetricDefinition(
+        key=key, version=1, created_by=actor, **{f: data[f] for f in EDITABLE_FIELDS if f in data}
+    )
+    _validate(definition)
+    _refuse_duplicate_boundary(definition)
+    definition.save()
+    transition_record(subject=definition, action="registered", actor=actor, to_state=definition.status)
+    return definition
+
+
+@transaction.atomic
+def definition_version_create(*, actor, key: str, changes: dict[str, Any]) -> MetricDefinition:
+    """Version n+1 as a draft: the latest version with `changes` applied."""
+    require_role(actor, METRIC_OWNERS, "create metric versions")
+    latest = MetricDefinition.objects.select_for_update().filter(key=key).order_by("-version").first()
+    if latest is None:
+        raise ApplicationError(f"There is no metric '{key}'.", status=404, field="key")
+    new = MetricDefinition(key=key, version=latest.version + 1, created_by=actor)
+    for field in EDITABLE_FIELDS:
+        setattr(new, field, changes.get(field, getattr(latest, field)))
+    _validate(new)
+    if not definition_changes(latest, new):
+        raise ApplicationError(
+            f"Nothing differs from {latest.ref}: a new version needs a change.", status=400
+        )
+    _refuse_duplicate_boundary(new)
+    new.save()
+    transition_record(
+        subject=new,
+        action="version_created",
+        actor=actor,
+        to_state=new.status,
+        data={"changes": definition_changes(latest, new), "from": latest.ref},
+    )
+    return new
+
+
+@transaction.atomic
+def definition_update(*, actor, definition: MetricDefinition, changes: dict[str, Any]) -> MetricDefinition:
+    """Edit in place: anything on a draft; only wording and ownership once active or deprecated."""
+    require_role(actor, METRIC_OWNERS, "edit metric definitions")
+    definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
+    before = MetricDefinition(**{f: getattr(definition, f) for f in EDITABLE_FIELDS})
+    for field, value in changes.items():
+        if field in EDITABLE_FIELDS:
+            setattr(definition, field, value)
+    if definition.status != MetricDefinition.Status.DRAFT:
+        touched = [f for f in MetricDefinition.MEANING_FIELDS if getattr(before, f) != getattr(definition, f)]
+        if touched:
+            raise ApplicationError(
+                MSG_MEANING_CHANGE.format(
+                    ref=definition.ref, status=definition.status, fields=", ".join(touched)
+                ),
+                errors=[{"field": f, "message": "changes meaning: needs a new version"} for f in touched],
+            )
+    _validate(definition)
+    if (
+        definition.status == MetricDefinition.Status.ACTIVE
+        or definition.status == MetricDefinition.Status.DRAFT
+    ):
+        _refuse_duplicate_boundary(definition)
+    definition.save()
+    changed = definition_changes(before, definition)
+    if changed:
+        transition_record(subject=definition, action="edited", actor=actor, data={"changes": changed})
+    return definition
+
+
+@transaction.atomic
+def definition_activate(*, actor, definition: MetricDefinition) -> MetricDefinition:
+    """Make a draft the active version of its key; the previously active version becomes deprecated."""
+    require_role(actor, METRIC_OWNERS, "activate metric definitions")
+    versions = {d.pk: d for d in MetricDefinition.objects.select_for_update().filter(key=definition.key)}
+    definition = versions[definition.pk]
+    if definition.status != MetricDefinition.Status.DRAFT:
+        raise ApplicationError(f"{definition.ref} is {definition.status}; only a draft can be activated.")
+    _refuse_duplicate_boundary(definition)
+    previous = next((d for d in versions.values() if d.status == MetricDefinition.Status.ACTIVE), None)
+    if previous is not None:
+        previous.status = MetricDefinition.Status.DEPRECATED
+        previous.save(update_fields=["status"])
+        transition_record(
+            subject=previous,
+            action="deprecated",
+            actor=actor,
+            from_state="active",
+            to_state="deprecated",
+            reason=f"superseded by {definition.ref}",
+        )
+    definition.status = MetricDefinition.Status.ACTIVE
+    definition.activated_at = timezone.now()
+    definition.save(update_fields=["status", "activated_at"])
+    transition_record(
+        subject=definition, action="activated", actor=actor, from_state="draft", to_state="active"
+    )
+    if previous is not None:
+        # Gates pinned to the old version learn they are stale (program listens; metrics imports nothing).
+        transaction.on_commit(
+            lambda: signals.definition_superseded.send(
+                sender=MetricDefinition, old_id=previous.pk, new_id=definition.pk
+            )
+        )
+    return definition
+
+
+@transaction.atomic
+def definition_deprecate(*, actor, definition: MetricDefinition, reason: str = "") -> MetricDefinition:
+    require_role(actor, METRIC_OWNERS, "deprecate metric definitions")
+    updated = (
+        MetricDefinition.objects.filter(pk=definition.pk)
+        .exclude(status="deprecated")
+        .update(status=MetricDefinition.Status.DEPRECATED)
+    )
+    if not updated:
+        raise ApplicationError(f"{definition.ref} is already deprecated.")
+    transition_record(
+        subject=definition,
+        action="deprecated",
+        actor=actor,
+        from_state=definition.status,
+        to_state="deprecated",
+        reason=reason,
+    )
+    definition.refresh_from_db()
+    return definition

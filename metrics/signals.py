@@ -1,0 +1,8 @@
+"""Hooks other apps subscribe to; metrics never imports them (DESIGN.md §1)."""
+
+from django.dispatch import Signal
+
+# Sent after commit when an active version is replaced: old_id, new_id.
+definition_superseded = Signal()
+# Sent by the per-batch task after ingest: batch_id, definition_ids, workload_ids.
+observations_ingested = Signal()

@@ -1,0 +1,56 @@
+"""Units through pint, with the project's own countable units defined once."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pint
+
+registry = pint.UnitRegistry(autoconvert_offset_to_baseunit=False)
+# Countable things of ML systems; each is its own dimension so token/s never converts to sample/s.
+registry.define("token = [token]")
+registry.define("sample = [sample]")
+registry.define("request = [request]")
+registry.define("step = [step]")
+registry.define("GPU_hour = [gpu_time] = gpu_hour")
+registry.define("USD = [currency]")
+
+
+class UnitError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=512)
+def unit_parse(text: str) -> pint.Unit:
+    """The pint unit for `text`, or UnitError with a message a person can act on."""
+    if not isinstance(text, str) or not text.strip():
+        raise UnitError("A unit is required, e.g. 'ms', 'token/s', 'percent'.")
+    try:
+        unit = registry.parse_units(text.strip())
+    except (
+        pint.errors.UndefinedUnitError,
+        pint.errors.DefinitionSyntaxError,
+        AttributeError,
+        TypeError,
+    ) as exc:
+        raise UnitError(f"'{text}' is not a known unit.") from exc
+    except Exception as exc:  # pint raises a handful of parser errors for garbage input
+        raise UnitError(f"'{text}' is not a known unit.") from exc
+    return unit
+
+
+def unit_dimension(text: str) -> str:
+    """A canonical text of the unit's dimensionality, e.g. '[time]' or '[token] / [time]'."""
+    return str(registry.Quantity(1, unit_parse(text)).dimensionality)
+
+
+@lru_cache(maxsize=2048)
+def unit_factor(from_unit: str, to_unit: str) -> float:
+    """Multiplier taking a value in `from_unit` to `to_unit`; UnitError naming both when impossible."""
+    source, target = unit_parse(from_unit), unit_parse(to_unit)
+    try:
+        return float(registry.Quantity(1.0, source).to(target).magnitude)
+    except pint.errors.DimensionalityError as exc:
+        raise UnitError(f"'{from_unit}' cannot be converted to the definition's unit '{to_unit}'.") from exc
+    except pint.errors.OffsetUnitCalculusError as exc:
+        raise UnitError(f"'{from_unit}' has an offset and cannot be converted to '{to_unit}'.") from exc
