@@ -46,7 +46,7 @@ def demo_users_load() -> dict[str, User]:
         if created:
             user.set_password(DEMO_PASSWORD)
             user.save(update_fields=["password"])
-        user.groups.add(*Group.objects.filter(name__in=spec.groups))
+        user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in spec.groups))
         users[spec.username] = user
     ingest = users["ingest"]
     ingest.user_permissions.add(

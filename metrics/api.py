@@ -9,6 +9,7 @@ import json
 
 import django_filters
 import orjson
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,6 +19,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthentic
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.errors import PayloadTooLarge
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
 from metrics import selectors, services
@@ -374,6 +376,10 @@ class ObservationBatch(APIView):
     permission_classes = [CanIngest]
 
     def post(self, request):
+        if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            raise PayloadTooLarge(
+                f"The body exceeds {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes; send smaller batches."
+            )
         body = request.data if isinstance(request.data, bytes) else b""
         content_type = request.content_type or ""
         key = request.headers.get("Idempotency-Key") or None

@@ -1,1 +1,46 @@
-"""metrics forms."""
+from __future__ import annotations
+
+from django import forms
+
+from metrics.models import MetricDefinition, Statistic, System, Workload
+
+
+class RegistryFilterForm(forms.Form):
+    owner_team = forms.ChoiceField(required=False)
+    status = forms.ChoiceField(required=False, choices=[("", "any status"), *MetricDefinition.Status.choices])
+
+    def __init__(self, *args, teams: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["owner_team"].choices = [("", "any team"), *((t, t) for t in teams)]
+
+
+class ComparisonForm(forms.Form):
+    """The comparison page's picker; the API's validation runs on the same values."""
+
+    metric = forms.ChoiceField(help_text="Active version unless you pick key@N.")
+    baseline = forms.ChoiceField(initial="legacy")
+    candidate = forms.ChoiceField(initial="rebuilt")
+    workload = forms.ChoiceField(required=False)
+    statistic = forms.ChoiceField(required=False, choices=[("", "definition default"), *Statistic.choices])
+    since = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        definitions = MetricDefinition.objects.exclude(status=MetricDefinition.Status.DRAFT).order_by(
+            "key", "-version"
+        )
+        self.fields["metric"].choices = [
+            (
+                d.key if d.status == "active" else d.ref,
+                f"{d.name} ({d.ref}{'' if d.status == 'active' else ', ' + d.status})",
+            )
+            for d in definitions
+        ]
+        systems = [(s.key, s.name) for s in System.objects.all()]
+        self.fields["baseline"].choices = systems
+        self.fields["candidate"].choices = systems
+        self.fields["workload"].choices = [
+            ("", "all workloads"),
+            *((w.key, w.name) for w in Workload.objects.all()),
+        ]

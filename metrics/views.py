@@ -1,5 +1,83 @@
+from __future__ import annotations
+
 from django.shortcuts import render
+from rest_framework.exceptions import ValidationError
+
+from core.api.errors import flatten_errors
+from core.audit import transitions_for_many
+from core.charts import compare_bars, line_chart
+from core.errors import ApplicationError
+from metrics import selectors
+from metrics.api import comparison_from_query
+from metrics.boundary import boundary_sentence, definition_changes
+from metrics.forms import ComparisonForm, RegistryFilterForm
+from metrics.models import MetricDefinition, System
 
 
 def registry(request):
-    return render(request, "metrics/registry.html", {"definitions": []})
+    teams = sorted(set(MetricDefinition.objects.values_list("owner_team", flat=True)))
+    form = RegistryFilterForm(request.GET or None, teams=teams)
+    filters = form.cleaned_data if form.is_valid() else {}
+    definitions = selectors.definitions_latest(
+        owner_team=filters.get("owner_team"), status=filters.get("status")
+    )
+    rows = [(d, boundary_sentence(d)) for d in definitions]
+    template = "metrics/_registry_rows.html" if request.htmx else "metrics/registry.html"
+    return render(request, template, {"rows": rows, "form": form})
+
+
+def metric_detail(request, key: str):
+    definition = selectors.definition_get(key)
+    versions = list(selectors.definition_versions(key))
+    history = []
+    for newer, older in zip(versions, [*versions[1:], None], strict=True):
+        history.append({"definition": newer, "changes": definition_changes(older, newer) if older else []})
+    transitions = transitions_for_many(MetricDefinition, [v.pk for v in versions]).order_by("-at")
+    series = selectors.series_daily(definition)
+    charts = [
+        {
+            "workload": workload,
+            "svg": line_chart(
+                {system: [(day, median) for day, median, _ in points] for system, points in systems.items()},
+                unit=f"daily median, {definition.unit}",
+            ),
+            "counts": {system: sum(n for *_, n in points) for system, points in systems.items()},
+        }
+        for workload, systems in series.items()
+    ]
+    return render(
+        request,
+        "metrics/metric_detail.html",
+        {
+            "definition": definition,
+            "boundary": boundary_sentence(definition),
+            "history": history,
+            "transitions": transitions,
+            "charts": charts,
+            "systems": System.objects.all(),
+        },
+    )
+
+
+def comparison_page(request):
+    form = ComparisonForm(request.GET or None)
+    result = error = chart = None
+    if request.GET.get("metric"):
+        params = {key: value for key, value in request.GET.items() if value}
+        try:
+            result = comparison_from_query(params)
+        except ApplicationError as exc:
+            error = exc.message
+        except ValidationError as exc:  # from the query serializer the API shares
+            error = "; ".join(f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail))
+        if result is not None:
+            chart = compare_bars(
+                [
+                    (name, getattr(result.baseline, name), getattr(result.candidate, name))
+                    for name in ("mean", "p50", "p95", "p99")
+                ],
+                labels=(result.baseline.system, result.candidate.system),
+            )
+    context = {"form": form, "result": result, "error": error, "chart": chart}
+    template = "metrics/_comparison_result.html" if request.htmx else "metrics/comparison.html"
+    return render(request, template, context)

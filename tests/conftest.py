@@ -9,6 +9,8 @@ from rest_framework.test import APIClient
 
 from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
 
+pytest_plugins = ["tests.browser"]
+
 PASSWORD = "correct-horse-battery"
 
 

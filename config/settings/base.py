@@ -141,6 +141,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # includes/excludes share one vocabulary: one enum in the schema.
+    "ENUM_NAME_OVERRIDES": {"BoundaryPhaseEnum": "metrics.models.Phase"},
 }
 
 # Celery. Without a broker, tasks run in-process (eagerly) so the app works with nothing else running.

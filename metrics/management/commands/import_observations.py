@@ -1,0 +1,73 @@
+"""manage.py import_observations FILE — the same ingest rules as the API, in batches, with progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from core.errors import ApplicationError
+from metrics.api import decode_rows
+from metrics.services import observations_ingest
+from metrics.services.ingest import MAX_ROWS
+
+CONTENT_TYPES = {
+    ".json": "application/json",
+    ".ndjson": "application/x-ndjson",
+    ".jsonl": "application/x-ndjson",
+    ".csv": "text/csv",
+}
+
+
+class Command(BaseCommand):
+    help = 'Import observations from a .json ({"observations": [...]}), .ndjson or .csv file.'
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument(
+            "--user", default="ingest", help="Username recorded as the submitter (default: ingest)."
+        )
+        parser.add_argument("--batch-size", type=int, default=10_000)
+
+    def handle(self, *args, file: Path, user: str, batch_size: int, **options):
+        if not file.exists():
+            raise CommandError(f"{file} does not exist.")
+        content_type = CONTENT_TYPES.get(file.suffix.lower())
+        if content_type is None:
+            raise CommandError(f"{file.suffix or 'no extension'}: use .json, .ndjson, .jsonl or .csv.")
+        if not 1 <= batch_size <= MAX_ROWS:
+            raise CommandError(f"--batch-size must be between 1 and {MAX_ROWS}.")
+        submitter = get_user_model().objects.filter(username=user).first()
+        if submitter is None:
+            raise CommandError(f"There is no user '{user}'.")
+        try:
+            rows = decode_rows(file.read_bytes(), content_type)
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+        inserted = duplicates = batches = 0
+        with tqdm(total=len(rows), unit="obs", disable=options["verbosity"] == 0) as progress:
+            for start in range(0, len(rows), batch_size):
+                chunk = rows[start : start + batch_size]
+                try:
+                    result = observations_ingest(
+                        rows=chunk, submitted_by=submitter, source=f"import:{file.name}"
+                    )
+                except ApplicationError as exc:
+                    for error in exc.errors[:20]:
+                        row = start + error["index"] if error.get("index") is not None else "?"
+                        self.stderr.write(f"  row {row}: {error.get('field') or 'row'}: {error['message']}")
+                    raise CommandError(
+                        f"Batch starting at row {start} refused: {exc.message} "
+                        f"{inserted} rows from earlier batches were stored."
+                    ) from exc
+                inserted += result.inserted
+                duplicates += result.duplicates
+                batches += 1
+                progress.update(len(chunk))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {len(rows):,} rows in {batches} batch(es): {inserted:,} new, {duplicates:,} already present."
+            )
+        )

@@ -1,0 +1,60 @@
+"""The metric registry, metric page and comparison page in the real Chromium, on the demo data."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from tests.browser import screenshot
+
+
+@pytest.fixture
+def demo(transactional_db):
+    call_command("load_demo", stdout=io.StringIO())
+
+
+def sign_in(page, username="viewer"):
+    page.goto("/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "rebuild-demo-2026")
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+
+@pytest.mark.browser
+def test_registry_filters_with_htmx_and_metric_page_shows_boundary(page, demo):
+    sign_in(page)
+    page.goto("/metrics/")
+    assert page.locator("#registry-rows tbody tr").count() == 12
+    screenshot(page, "metrics-registry")
+    page.select_option("select[name=owner_team]", "inference-platform")
+    page.wait_for_function("document.querySelectorAll('#registry-rows tbody tr').length === 2")
+    assert "owner_team=inference-platform" in page.url
+    page.click("text=Inference p99 latency (with queueing)")
+    page.wait_for_url("**/metrics/inference-latency-e2e/")
+    assert "The clock starts when the request arrives at the gateway" in page.inner_text("main")
+    assert page.locator("svg.chart").count() >= 1
+    screenshot(page, "metric-detail")
+
+
+@pytest.mark.browser
+def test_comparison_page_shows_a_verdict(page, demo):
+    sign_in(page)
+    page.goto("/metrics/compare/")
+    page.select_option("select[name=metric]", "training-throughput")
+    page.select_option("select[name=workload]", "llm-finetune-8b")
+    page.click("button:has-text('Compare')")
+    page.wait_for_selector("#comparison-result .badge")
+    assert page.inner_text("#comparison-result .badge") == "better"
+    screenshot(page, "comparison")
+
+
+@pytest.mark.browser
+def test_version_history_says_what_changed(page, demo):
+    sign_in(page)
+    page.goto("/metrics/step-time/")
+    text = page.inner_text("main")
+    assert "step-time@2 · active" in text
+    assert "excludes: data loading and checkpointing → data loading, checkpointing and warmup" in text
