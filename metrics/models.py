@@ -165,9 +165,12 @@ class Observation(models.Model):
 
     class Meta:
         constraints = [
-            # The natural key: the same measurement sent twice is a no-op, never a second row.
+            # The natural key: the same measurement sent twice is a no-op, never a second row. Carrying
+            # the value makes it the covering index of comparisons as well — (definition, system[,
+            # workload]) prefix, index-only — so ingest maintains one index instead of three.
             models.UniqueConstraint(
                 fields=["definition", "system", "workload", "run_id", "observed_at"],
+                include=["value"],
                 name="observation_natural_key",
             ),
             models.CheckConstraint(
@@ -176,17 +179,8 @@ class Observation(models.Model):
             ),
         ]
         indexes = [
-            # Covering index for comparisons: (definition, system, time) with the value in the leaf.
-            models.Index(
-                fields=["definition", "system", "observed_at"],
-                include=["value"],
-                name="observation_compare_idx",
-            ),
-            models.Index(
-                fields=["definition", "system", "workload", "observed_at"],
-                include=["value"],
-                name="observation_compare_wl_idx",
-            ),
+            # Observation lists filtered by batch (import follow-up) and the daily series of a metric.
+            models.Index(fields=["definition", "observed_at"], name="observation_def_time_idx"),
         ]
 
     def __str__(self) -> str:

@@ -1,0 +1,55 @@
+"""Shared set-up for the benchmark scripts: Django against DATABASE_URL, and benchmark reference data."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+os.environ.setdefault("DJANGO_DEBUG", "false")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.models import User  # noqa: E402
+from rest_framework.authtoken.models import Token  # noqa: E402
+
+from metrics.models import MetricDefinition, System, Workload  # noqa: E402
+
+BENCH_METRIC = "bench-latency"
+
+
+def reference_data() -> tuple[MetricDefinition, System, System, Workload, str]:
+    """Benchmark-only systems, workload, definition and an ingest user's token (created once)."""
+    legacy, _ = System.objects.get_or_create(key="bench-legacy", defaults={"name": "bench legacy"})
+    rebuilt, _ = System.objects.get_or_create(key="bench-rebuilt", defaults={"name": "bench rebuilt"})
+    workload, _ = Workload.objects.get_or_create(
+        key="bench-workload", defaults={"name": "bench", "size": "medium", "criticality": "peripheral"}
+    )
+    definition, _ = MetricDefinition.objects.get_or_create(
+        key=BENCH_METRIC,
+        version=1,
+        defaults={
+            "name": "Benchmark latency",
+            "unit": "ms",
+            "direction": "lower_is_better",
+            "statistic": "p95",
+            "sampling": "per_request",
+            "start_event": "bench request starts",
+            "end_event": "bench request ends",
+            "owner_team": "bench",
+            "status": "active",
+        },
+    )
+    user, _ = User.objects.get_or_create(username="bench-ingest")
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(
+        Permission.objects.get(content_type__app_label="metrics", codename="add_observation")
+    )
+    token, _ = Token.objects.get_or_create(user=user)
+    return definition, legacy, rebuilt, workload, token.key
