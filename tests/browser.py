@@ -23,6 +23,8 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="session")
 def browser():
     if not os.path.exists(CHROMIUM):
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail("REQUIRE_SERVICES=1 but /usr/bin/chromium is missing")
         pytest.skip("Chromium is not installed (.ci/run installs it)")
     from playwright.sync_api import sync_playwright
 
