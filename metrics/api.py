@@ -34,6 +34,7 @@ from metrics.models import (
     Workload,
 )
 from metrics.selectors.comparison import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
+from metrics.services.definitions import EDITABLE_FIELDS
 from metrics.services.ingest import request_fingerprint
 
 
@@ -99,18 +100,8 @@ class DefinitionOutput(serializers.ModelSerializer):
             "ref",
             "key",
             "version",
-            "name",
-            "description",
-            "unit",
-            "direction",
-            "statistic",
-            "sampling",
-            "start_event",
-            "end_event",
-            "includes",
-            "excludes",
+            *EDITABLE_FIELDS,
             "boundary",
-            "owner_team",
             "status",
             "created_at",
             "activated_at",
