@@ -123,10 +123,7 @@ def definition_update(*, actor, definition: MetricDefinition, changes: dict[str,
                 errors=[{"field": f, "message": "changes meaning: needs a new version"} for f in touched],
             )
     _validate(definition)
-    if (
-        definition.status == MetricDefinition.Status.ACTIVE
-        or definition.status == MetricDefinition.Status.DRAFT
-    ):
+    if definition.status != MetricDefinition.Status.DEPRECATED:
         _refuse_duplicate_boundary(definition)
     definition.save()
     changed = definition_changes(before, definition)

@@ -62,6 +62,11 @@ class _Lookups:
         self.definitions: dict[str, MetricDefinition | str] = {}
         self._versions: dict[str, list[MetricDefinition]] | None = None
 
+    def refs(self, ids: set[int]) -> list[str]:
+        """Sorted key@N of the resolved definitions with these ids."""
+        found = {d.pk: d for d in self.definitions.values() if isinstance(d, MetricDefinition)}
+        return sorted(found[pk].ref for pk in ids)
+
     def definition(self, ref: Any) -> MetricDefinition | str:
         """The definition `ref` names, or an error message."""
         cached = self.definitions.get(ref) if isinstance(ref, str) else None
@@ -305,7 +310,7 @@ def observations_ingest(
         )
     try:
         with transaction.atomic():
-            result = _store(valid, touched, len(rows), submitted_by, source)
+            result = _store(valid, touched, lookups.refs(touched), len(rows), submitted_by, source)
             if idempotency_key:
                 IdempotencyRecord.objects.create(
                     user=submitted_by,
@@ -325,7 +330,9 @@ def observations_ingest(
     return result
 
 
-def _store(valid: list[tuple], touched: set[int], received: int, submitted_by, source: str) -> IngestResult:
+def _store(
+    valid: list[tuple], touched: set[int], refs: list[str], received: int, submitted_by, source: str
+) -> IngestResult:
     from metrics.tasks import batch_announce
 
     workload_ids = sorted({row[3] for row in valid})
@@ -339,10 +346,9 @@ def _store(valid: list[tuple], touched: set[int], received: int, submitted_by, s
     )
     inserted = _copy_and_move(valid, batch.pk)
     IngestBatch.objects.filter(pk=batch.pk).update(inserted=inserted)
-    refs = sorted(MetricDefinition.objects.filter(pk__in=touched).values_list("key", "version"))
     if inserted:
         transaction.on_commit(lambda: batch_announce.delay(batch.pk))
-    return IngestResult(batch.pk, received, inserted, [f"{key}@{version}" for key, version in refs])
+    return IngestResult(batch.pk, received, inserted, refs)
 
 
 def observations_replay(*, user, key: str, fingerprint: str | None) -> IngestResult | None:

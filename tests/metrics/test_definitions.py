@@ -94,7 +94,9 @@ def test_meaning_fields_of_an_active_version_cannot_change(owner_client):
     assert wording.json()["name"] == "Gateway latency"
 
 
-def test_new_version_then_activation_deprecates_the_previous(owner_client):
+def test_new_version_then_activation_deprecates_the_previous(
+    owner_client, django_capture_on_commit_callbacks
+):
     register(owner_client)
     owner_client.post(f"{URL}serving-latency/versions/1/activate/")
     created = owner_client.post(f"{URL}serving-latency/versions/", {"excludes": []}, format="json")
@@ -103,14 +105,16 @@ def test_new_version_then_activation_deprecates_the_previous(owner_client):
     superseded = []
     definition_superseded.connect(lambda **kw: superseded.append(kw), weak=False, dispatch_uid="t")
     try:
-        activated = owner_client.post(f"{URL}serving-latency/versions/2/activate/")
+        with django_capture_on_commit_callbacks(execute=True):
+            activated = owner_client.post(f"{URL}serving-latency/versions/2/activate/")
     finally:
         definition_superseded.disconnect(dispatch_uid="t")
     assert activated.status_code == 200
     statuses = dict(MetricDefinition.objects.values_list("version", "status"))
     assert statuses == {1: "deprecated", 2: "active"}
     assert owner_client.get(f"{URL}serving-latency/").json()["ref"] == "serving-latency@2"
-    assert len(superseded) == 0  # test transactions never commit; the hook is sent on commit only
+    v1, v2 = (MetricDefinition.objects.get(version=n).pk for n in (1, 2))
+    assert [(kw["old_id"], kw["new_id"]) for kw in superseded] == [(v1, v2)]
     actions = list(Transition.objects.order_by("id").values_list("action", flat=True))
     assert actions == ["registered", "activated", "version_created", "deprecated", "activated"]
 

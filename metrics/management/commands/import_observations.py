@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import ApplicationError
-from metrics.api import decode_rows
+from metrics.ingest_formats import decode_rows
 from metrics.services import observations_ingest
 from metrics.services.ingest import MAX_ROWS
 
