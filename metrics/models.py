@@ -152,16 +152,25 @@ class IngestBatch(models.Model):
 class Observation(models.Model):
     """One measured value, stored in its definition's unit (the arrival unit is kept)."""
 
-    definition = models.ForeignKey(MetricDefinition, on_delete=models.PROTECT, related_name="observations")
-    system = models.ForeignKey(System, on_delete=models.PROTECT)
-    workload = models.ForeignKey(Workload, on_delete=models.PROTECT)
+    # No per-row foreign-key triggers or indexes here: they made ingest 3× slower (40,000 RI checks
+    # per 10,000-row batch). The ingest service checks every reference against the same rows it locks
+    # FOR KEY SHARE, set-based, in its transaction; PROTECT refuses deleting referenced rows.
+    definition = models.ForeignKey(
+        MetricDefinition,
+        on_delete=models.PROTECT,
+        related_name="observations",
+        db_constraint=False,
+        db_index=False,
+    )
+    system = models.ForeignKey(System, on_delete=models.PROTECT, db_constraint=False, db_index=False)
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, db_constraint=False, db_index=False)
     value = models.FloatField()
     unit = models.CharField(max_length=40)
     observed_at = models.DateTimeField()
     run_id = models.CharField(max_length=120, blank=True)
     source = models.CharField(max_length=100, blank=True)
     tags = models.JSONField(default=dict, blank=True)
-    batch = models.ForeignKey(IngestBatch, null=True, on_delete=models.SET_NULL)
+    batch = models.ForeignKey(IngestBatch, null=True, on_delete=models.SET_NULL, db_constraint=False)
 
     class Meta:
         constraints = [
@@ -177,10 +186,6 @@ class Observation(models.Model):
                 condition=Q(value__lt=float("inf")) & Q(value__gt=float("-inf")),
                 name="observation_value_finite",
             ),
-        ]
-        indexes = [
-            # Observation lists filtered by batch (import follow-up) and the daily series of a metric.
-            models.Index(fields=["definition", "observed_at"], name="observation_def_time_idx"),
         ]
 
     def __str__(self) -> str:

@@ -72,18 +72,19 @@ WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate
 GROUP BY system_id
 """
 
-# Rank sum of the candidate with average ranks for ties, and Σ(t³ - t) over tie groups, written as
-# Σ over rows of (t² - 1). One sort of the combined sample serves both window functions.
+# Rank sum of the candidate with average ranks for ties, and Σ(t³ - t) over tie groups (written as Σ
+# over rows of t² - 1). With ORDER BY value, count(*) counts every row up to the last tied peer, so
+# rank() and count(*) over one window give both ends of a tie group: one sort, one window pass.
 RANKS_SQL = """
 WITH ranked AS (
-    SELECT system_id = %(candidate)s AS is_candidate,
-           rank() OVER w + (count(*) OVER v - 1) / 2.0 AS avg_rank,
-           count(*) OVER v AS ties
+    SELECT system_id = %(candidate)s AS is_candidate, rank() OVER w AS first, count(*) OVER w AS last
     FROM metrics_observation
     WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate)s) {filters}
-    WINDOW w AS (ORDER BY value), v AS (PARTITION BY value)
+    WINDOW w AS (ORDER BY value)
 )
-SELECT sum(avg_rank) FILTER (WHERE is_candidate), sum(ties * ties - 1) FROM ranked
+SELECT sum((first + last) / 2.0) FILTER (WHERE is_candidate),
+       sum((last - first + 1) * (last - first + 1) - 1)
+FROM ranked
 """
 
 

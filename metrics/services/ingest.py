@@ -245,9 +245,28 @@ WHERE o.value <> t.value ORDER BY t.idx
 """
 
 
+# The referenced rows, locked FOR KEY SHARE until commit: what per-row foreign keys would do, once
+# per distinct id instead of once per row. A definition must still be active.
+LOCK_REFERENCES = (
+    ("metrics_metricdefinition", "AND status = 'active'", 1),
+    ("metrics_system", "", 2),
+    ("metrics_workload", "", 3),
+)
+MSG_REFERENCE_CHANGED = "A metric, system or workload of this batch changed while it was written; send it again."
+
+
+def _lock_references(raw, rows: list[tuple]) -> None:
+    for table, condition, column in LOCK_REFERENCES:
+        wanted = sorted({row[column] for row in rows})
+        raw.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) {condition} FOR KEY SHARE", (wanted,))
+        if len(raw.fetchall()) != len(wanted):
+            raise ApplicationError(MSG_REFERENCE_CHANGED, status=409)
+
+
 def _copy_and_move(rows: list[tuple], batch_id: int) -> int:
     with connection.cursor() as cursor:
         raw = cursor.cursor
+        _lock_references(raw, rows)
         raw.execute(TEMP_TABLE)
         with raw.copy("COPY ingest_rows FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(COPY_TYPES)

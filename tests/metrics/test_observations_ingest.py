@@ -218,3 +218,17 @@ def test_ingest_needs_the_add_observation_permission(as_user, viewer, ref):
 
 def test_anonymous_ingest_is_401(api, ref):
     assert post(api, [row(0)]).status_code == 401
+
+
+def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_user):
+    """The row check reads a snapshot; the write re-checks the rows it locks, so nothing orphaned lands."""
+    from core.errors import ApplicationError
+    from metrics.services import ingest
+
+    valid, errors, touched = ingest._validate([row(0)], ingest._Lookups())
+    assert not errors
+    ref["latency"].status = "deprecated"
+    ref["latency"].save()
+    with pytest.raises(ApplicationError, match="changed while it was written"):
+        ingest._store(valid, touched, ["latency@1"], 1, ingest_user, "")
+    assert Observation.objects.count() == 0
