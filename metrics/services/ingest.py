@@ -252,7 +252,9 @@ LOCK_REFERENCES = (
     ("metrics_system", "", 2),
     ("metrics_workload", "", 3),
 )
-MSG_REFERENCE_CHANGED = "A metric, system or workload of this batch changed while it was written; send it again."
+MSG_REFERENCE_CHANGED = (
+    "A metric, system or workload of this batch changed while it was written; send it again."
+)
 
 
 def _lock_references(raw, rows: list[tuple]) -> None:
