@@ -3,3 +3,6 @@ from django.apps import AppConfig
 
 class ProgramConfig(AppConfig):
     name = "program"
+
+    def ready(self):
+        from program import receivers  # noqa: F401 - connects the metrics hooks

@@ -1,1 +1,278 @@
-"""program models."""
+from __future__ import annotations
+
+import pghistory
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from metrics.models import MetricDefinition, Statistic, System, Workload
+
+
+class Program(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        COMPLETED = "completed"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    template = models.CharField(max_length=60)
+    months = models.PositiveSmallIntegerField(default=14)
+    start_date = models.DateField()
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_programs")
+    baseline_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    candidate_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-start_date", "slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(baseline_system=models.F("candidate_system")), name="program_systems_differ"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@pghistory.track()  # re-planned dates keep their history
+class Phase(models.Model):
+    class Kind(models.TextChoices):
+        POC = "poc", "PoC"
+        CANARY = "canary", "Canary"
+        CUTOVER = "cutover", "Cutover"
+        FRONTIER = "frontier", "Frontier sprint"
+
+    class Status(models.TextChoices):
+        PLANNED = "planned"
+        ACTIVE = "active"
+        COMPLETED = "completed"
+
+    program = models.ForeignKey(Program, on_delete=models.CASCADE, related_name="phases")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=80)
+    order = models.PositiveSmallIntegerField()
+    planned_start = models.DateField()
+    planned_end = models.DateField()
+    actual_start = models.DateField(null=True, blank=True)
+    actual_end = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PLANNED)
+
+    class Meta:
+        ordering = ["program", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["program", "order"], name="phase_order_unique"),
+            # Exactly one active phase per program; serves "the current phase" lookups.
+            models.UniqueConstraint(
+                fields=["program"], condition=Q(status="active"), name="phase_one_active"
+            ),
+            models.CheckConstraint(
+                condition=Q(planned_end__gte=models.F("planned_start")), name="phase_dates_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.program.slug}: {self.name}"
+
+
+class Gate(models.Model):
+    class Kind(models.TextChoices):
+        EXIT = "exit"
+        MILESTONE = "milestone"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        READY = "ready"
+        PASSED = "passed"
+        FAILED = "failed"
+        WAIVED = "waived"
+
+    UNDECIDED = (Status.OPEN, Status.READY)
+
+    phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="gates")
+    name = models.CharField(max_length=160)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    due_date = models.DateField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    # Set when a definition a criterion pins got a newer active version.
+    stale = models.BooleanField(default=False)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["due_date", "id"]
+        constraints = [
+            # One exit gate per phase: advancing asks for it.
+            models.UniqueConstraint(
+                fields=["phase"], condition=Q(kind="exit"), name="gate_one_exit_per_phase"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def decided(self) -> bool:
+        return self.status not in self.UNDECIDED
+
+
+class Criterion(models.Model):
+    class Kind(models.TextChoices):
+        RELATIVE = "relative", "relative performance"
+        IMPROVEMENT = "improvement", "improvement %"
+        ABSOLUTE = "absolute", "absolute threshold"
+        MANUAL = "manual", "manual attestation"
+
+    class Operator(models.TextChoices):
+        GTE = "gte", "≥"
+        GT = "gt", ">"
+        LTE = "lte", "≤"
+        LT = "lt", "<"
+
+    gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="criteria")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    metric = models.ForeignKey(
+        MetricDefinition, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    workload = models.ForeignKey(Workload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    statistic = models.CharField(max_length=6, choices=Statistic.choices, blank=True)
+    operator = models.CharField(max_length=3, choices=Operator.choices, default=Operator.GTE)
+    threshold = models.FloatField(null=True, blank=True)
+    window_days = models.PositiveIntegerField(null=True, blank=True, help_text="Only the last N days count.")
+    min_samples = models.PositiveIntegerField(default=30)
+    require_significant = models.BooleanField(default=False)
+    required = models.BooleanField(default=True, help_text="Advisory criteria are shown but never block.")
+    attested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    attested_at = models.DateTimeField(null=True, blank=True)
+    attestation_link = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["gate", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="manual") | (Q(metric__isnull=False) & Q(threshold__isnull=False)),
+                name="criterion_metric_needs_threshold",
+            ),
+            models.CheckConstraint(condition=Q(min_samples__gte=2), name="criterion_min_samples"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Evaluation(models.Model):
+    """One evaluation of a gate: a result per criterion. Identical inputs reuse the last one."""
+
+    gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="evaluations")
+    evaluated_at = models.DateTimeField(auto_now_add=True)
+    checked_at = models.DateTimeField(auto_now=True)
+    fingerprint = models.CharField(max_length=64)
+    all_required_pass = models.BooleanField()
+    failing = models.JSONField(default=list, help_text="Names of required criteria that do not pass.")
+
+    class Meta:
+        ordering = ["-evaluated_at", "-id"]
+        constraints = [
+            # Twice on the same data is one evaluation.
+            models.UniqueConstraint(fields=["gate", "fingerprint"], name="evaluation_unique_inputs"),
+        ]
+
+    def __str__(self) -> str:
+        return f"evaluation {self.pk} of gate {self.gate_id}"
+
+
+class CriterionResult(models.Model):
+    class Outcome(models.TextChoices):
+        PASS = "pass"
+        FAIL = "fail"
+        INCONCLUSIVE = "inconclusive"
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="results")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="results")
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    value = models.FloatField(null=True, blank=True, help_text="The number compared with the threshold.")
+    reason = models.TextField()
+    evidence = models.JSONField(default=dict, help_text="Both sides' n and statistics, ratio, p-value.")
+
+    class Meta:
+        ordering = ["criterion_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["evaluation", "criterion"], name="result_one_per_criterion"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion_id}: {self.outcome}"
+
+
+class Decision(models.Model):
+    class Verdict(models.TextChoices):
+        PASS = "pass"
+        FAIL = "fail"
+        WAIVE = "waive"
+
+    gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="decisions")
+    decision = models.CharField(max_length=6, choices=Verdict.choices)
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(auto_now_add=True)
+    evaluation = models.ForeignKey(
+        Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # Frozen at decision time: criteria, definition versions, both sides' numbers, p-values, when evaluated.
+    evidence = models.JSONField(default=dict)
+    reopened_at = models.DateTimeField(null=True, blank=True)
+    reopen_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-decided_at", "-id"]
+        constraints = [
+            # One standing decision per gate; reopening closes it.
+            models.UniqueConstraint(
+                fields=["gate"], condition=Q(reopened_at__isnull=True), name="decision_one_standing"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} on gate {self.gate_id}"
+
+
+class WorkloadMigration(models.Model):
+    class State(models.TextChoices):
+        ON_OLD = "on_old", "on old"
+        DUAL_RUN = "dual_run", "dual run"
+        ON_NEW = "on_new", "on new"
+        ROLLED_BACK = "rolled_back", "rolled back"
+
+    program = models.ForeignKey(Program, on_delete=models.CASCADE, related_name="migrations")
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="+")
+    wave = models.PositiveSmallIntegerField(help_text="0 is the canary wave.")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.ON_OLD)
+    dual_run_started = models.DateField(null=True, blank=True)
+    moved_on = models.DateField(null=True, blank=True)
+    rolled_back_on = models.DateField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["program", "wave", "workload__key"]
+        constraints = [
+            models.UniqueConstraint(fields=["program", "workload"], name="migration_one_per_workload")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workload} wave {self.wave}"
+
+    @property
+    def canary_warning(self) -> str:
+        """Canaries should be medium-sized and not core-critical."""
+        if self.wave != 0:
+            return ""
+        problems = []
+        if self.workload.size == Workload.Size.SMALL:
+            problems.append("small (its numbers say little about production scale)")
+        if self.workload.criticality == Workload.Criticality.CORE:
+            problems.append("core-critical (a failed canary would hurt the business)")
+        return f"Canary workload is {' and '.join(problems)}." if problems else ""

@@ -1,5 +1,144 @@
-from django.shortcuts import render
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from core.audit import transitions_for_many
+from core.charts import compare_bars
+from core.errors import ApplicationError
+from core.roles import PROGRAM_LEADS, has_role
+from program import selectors, services
+from program.forms import DecisionForm, ReopenForm
+from program.models import Gate, Phase, Program
 
 
 def program_list(request):
-    return render(request, "program/program_list.html", {"programs": []})
+    return render(request, "program/program_list.html", {"programs": selectors.programs_list()})
+
+
+def program_detail(request, slug: str):
+    try:
+        program = selectors.program_get(slug)
+    except Program.DoesNotExist:
+        raise Http404(f"No program '{slug}'.") from None
+    timeline = selectors.program_timeline(program)
+    phases = list(program.phases.all())
+    current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
+    waves: dict[int, list] = {}
+    for migration in program.migrations.all():
+        waves.setdefault(migration.wave, []).append(migration)
+    return render(
+        request,
+        "program/program_detail.html",
+        {
+            "program": program,
+            "timeline": timeline,
+            "phases": phases,
+            "current": current,
+            "waves": sorted(waves.items()),
+            "history": transitions_for_many(Phase, [p.pk for p in phases]).order_by("-at")[:12],
+        },
+    )
+
+
+def _gate_context(request, gate: Gate, form=None, reopen_form=None) -> dict:
+    criteria = []
+    for criterion in gate.criteria.all():
+        result = criterion.latest_results[0] if criterion.latest_results else None
+        chart = None
+        if result and result.evidence.get("baseline"):
+            evidence = result.evidence
+            chart = compare_bars(
+                [(evidence["statistic"], evidence["baseline"]["value"], evidence["candidate"]["value"])],
+                labels=(evidence["baseline"]["system"], evidence["candidate"]["system"]),
+            )
+        criteria.append({"criterion": criterion, "result": result, "chart": chart})
+    return {
+        "gate": gate,
+        "program": gate.phase.program,
+        "criteria": criteria,
+        "decisions": list(gate.decisions.all()),
+        "history": selectors.gate_history(gate),
+        "can_decide": has_role(request.user, PROGRAM_LEADS),
+        "form": form or DecisionForm(),
+        "reopen_form": reopen_form or ReopenForm(),
+    }
+
+
+def _gate_or_404(pk: int) -> Gate:
+    try:
+        return selectors.gate_get(pk)
+    except Gate.DoesNotExist:
+        raise Http404(f"No gate {pk}.") from None
+
+
+def gate_detail(request, pk: int):
+    return render(request, "program/gate_detail.html", _gate_context(request, _gate_or_404(pk)))
+
+
+def _render_decision_panel(request, gate: Gate, **forms_):
+    template = "program/_gate_body.html" if request.htmx else "program/gate_detail.html"
+    return render(request, template, _gate_context(request, selectors.gate_get(gate.pk), **forms_))
+
+
+@require_POST
+def gate_decide(request, pk: int):
+    gate = _gate_or_404(pk)
+    form = DecisionForm(request.POST)
+    if form.is_valid():
+        try:
+            services.gate_decide(gate=gate, lead=request.user, **form.cleaned_data)
+        except (ApplicationError, PermissionDenied) as exc:
+            form.add_error(_field_of(exc, default="decision"), str(getattr(exc, "message", exc)))
+        else:
+            messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
+            form = None
+    return _render_decision_panel(request, gate, form=form)
+
+
+@require_POST
+def gate_evaluate(request, pk: int):
+    gate = _gate_or_404(pk)
+    services.gate_evaluate(gate=gate, actor=request.user)
+    messages.info(request, "Evaluated just now.")
+    return _render_decision_panel(request, gate)
+
+
+@require_POST
+def gate_reopen(request, pk: int):
+    gate = _gate_or_404(pk)
+    form = ReopenForm(request.POST)
+    if form.is_valid():
+        try:
+            services.gate_reopen(gate=gate, lead=request.user, reason=form.cleaned_data["reason"])
+        except (ApplicationError, PermissionDenied) as exc:
+            form.add_error(_field_of(exc, default="reason"), str(getattr(exc, "message", exc)))
+        else:
+            messages.success(request, f"Gate '{gate.name}' reopened.")
+            form = None
+    return _render_decision_panel(request, gate, reopen_form=form)
+
+
+@require_POST
+def program_advance(request, slug: str):
+    program = get_object_or_404(Program, slug=slug)
+    try:
+        phase = services.program_advance(
+            actor=request.user, program=program, reason=request.POST.get("reason", "")
+        )
+    except (ApplicationError, PermissionDenied) as exc:
+        messages.error(request, str(getattr(exc, "message", exc)))
+    else:
+        messages.success(request, f"Now in {phase.name}." if phase else "Program completed.")
+    return redirect("program:detail", slug=slug)
+
+
+def _field_of(exc: Exception, *, default: str) -> str | None:
+    """Form field an error belongs to (None for the form as a whole)."""
+    if isinstance(exc, ApplicationError) and exc.errors:
+        field = exc.errors[0].get("field")
+        return field if field in ("decision", "note", "reason") else None
+    return None if not isinstance(exc, ApplicationError) else default if exc.status == 400 else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -154,8 +155,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
-# Every periodic schedule lives here (gate re-evaluation and exception expiry arrive with their apps).
-CELERY_BEAT_SCHEDULE: dict = {}
+# Every periodic schedule lives here.
+CELERY_BEAT_SCHEDULE: dict = {
+    "evaluate-open-gates": {"task": "program.tasks.evaluate_open_gates", "schedule": crontab(minute="*/15")},
+}
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="rebuild-tracker@localhost")

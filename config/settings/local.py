@@ -1,7 +1,11 @@
 from .base import *  # noqa: F403
-from .base import env
+from .base import BASE_DIR, env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+
+# Notification emails land as files under .data/mail/ instead of cluttering the console.
+EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.filebased.EmailBackend")
+EMAIL_FILE_PATH = BASE_DIR / ".data" / "mail"

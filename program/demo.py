@@ -1,0 +1,173 @@
+"""The demo program: month 11 of 14, in cutover, with gates in every status (through the services)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dateutil.relativedelta import relativedelta
+from django.utils import timezone
+
+from metrics.models import MetricDefinition, System, Workload
+from program import services
+from program.models import Criterion, Decision, Gate, Phase, Program
+
+SLUG = "frontier-rebuild"
+
+
+def _metric(key: str) -> MetricDefinition:
+    return MetricDefinition.objects.get(key=key, status=MetricDefinition.Status.ACTIVE)
+
+
+def _gate(program: Program, kind: str, name: str | None = None) -> Gate:
+    gates = Gate.objects.filter(phase__program=program, phase__kind=kind)
+    return gates.get(name=name) if name else gates.get(kind=Gate.Kind.EXIT)
+
+
+def _pass_with_evidence(gate: Gate, lead, note: str) -> None:
+    for criterion in gate.criteria.filter(kind=Criterion.Kind.MANUAL, attested_at__isnull=True):
+        services.criterion_attest(
+            actor=lead, criterion=criterion, link="https://wiki.example.com/rebuild/runbook"
+        )
+    services.gate_decide(gate=gate, lead=lead, decision="pass", note=note)
+
+
+def demo_load(*, users, stdout) -> None:
+    if Program.objects.filter(slug=SLUG).exists():
+        return
+    lead, engineer = users["lead"], users["engineer"]
+    today = timezone.localdate()
+    start = today - relativedelta(months=10, days=12)
+    program = services.program_create(
+        actor=lead,
+        slug=SLUG,
+        name="Frontier training stack rebuild",
+        description="Rebuild hardware, framework, data pipeline, serving and monitoring without a pause button.",
+        start_date=start,
+        baseline=System.objects.get(key="legacy"),
+        candidate=System.objects.get(key="rebuilt"),
+    )
+
+    # PoC: the milestone and the exit gate passed on measured evidence.
+    _pass_with_evidence(
+        _gate(program, "poc", "New framework trains a small job"), lead, "Ran the 1B smoke job."
+    )
+    _pass_with_evidence(_gate(program, "poc"), lead, "Throughput scales; hypothesis holds.")
+    services.program_advance(actor=lead, program=program, reason="PoC exit gate passed")
+
+    # Canary: a milestone that missed, waived with a reason, then the exit gate passed.
+    canary = Phase.objects.get(program=program, kind="canary")
+    checkpoint = services.gate_add(
+        actor=lead,
+        phase=canary,
+        name="Checkpoint save within 5% of legacy",
+        kind=Gate.Kind.MILESTONE,
+        due_date=canary.planned_start + timedelta(days=75),
+    )
+    services.criterion_add(
+        actor=lead,
+        gate=checkpoint,
+        name="Checkpoint save time ≥ 0.95× legacy",
+        kind="relative",
+        metric=_metric("checkpoint-save-time"),
+        operator="gte",
+        threshold=0.95,
+    )
+    services.gate_decide(
+        gate=checkpoint,
+        lead=lead,
+        decision="waive",
+        note="Object-store tuning lands in cutover; 9% slower saves do not block the canary.",
+    )
+    _pass_with_evidence(_gate(program, "canary"), lead, "Both canary workloads at ≥ 0.8× legacy for 6 weeks.")
+    services.program_advance(actor=lead, program=program, reason="Canary exit gate passed")
+
+    # Cutover (active): one gate ready, one inconclusive, one advisory criterion failing.
+    cutover = Phase.objects.get(program=program, kind="cutover")
+    exit_gate = _gate(program, "cutover")
+    services.criterion_add(
+        actor=lead,
+        gate=exit_gate,
+        name="Data-loader wait share no worse (advisory)",
+        kind="relative",
+        metric=_metric("data-loader-wait-share"),
+        operator="gte",
+        threshold=1.0,
+        required=False,
+    )
+    latency = services.gate_add(
+        actor=lead,
+        phase=cutover,
+        name="Serving compute latency 15% better",
+        kind=Gate.Kind.MILESTONE,
+        due_date=cutover.planned_start + timedelta(days=60),
+    )
+    services.criterion_add(
+        actor=lead,
+        gate=latency,
+        name="Compute-only median latency improves ≥ 15%",
+        kind="improvement",
+        metric=_metric("inference-latency-compute"),
+        statistic="p50",
+        workload=Workload.objects.get(key="chat-serving"),
+        operator="gte",
+        threshold=15,
+    )
+    reliability = services.gate_add(
+        actor=lead,
+        phase=cutover,
+        name="Interruptions no worse at fleet scale",
+        kind=Gate.Kind.MILESTONE,
+        due_date=cutover.planned_end - timedelta(days=10),
+    )
+    services.criterion_add(
+        actor=lead,
+        gate=reliability,
+        name="Job interruption rate ≥ 1.0× legacy (5,000 runs)",
+        kind="relative",
+        metric=_metric("job-interruption-rate"),
+        operator="gte",
+        threshold=1.0,
+        min_samples=5000,
+    )
+    for gate in Gate.objects.filter(phase=cutover):
+        services.gate_evaluate(gate=gate)
+
+    _backdate(program, start)
+    _migrations(program, engineer)
+    stdout.write(f"Loaded demo program '{program.name}' (month 11 of 14, in cutover).")
+
+
+def _backdate(program: Program, start) -> None:
+    """Demo only: the services stamp 'today'; give the finished phases realistic, slipped dates."""
+    poc, canary, cutover = (Phase.objects.get(program=program, kind=k) for k in ("poc", "canary", "cutover"))
+    poc_end = poc.planned_end + timedelta(days=9)
+    canary_end = canary.planned_end + timedelta(days=12)
+    Phase.objects.filter(pk=poc.pk).update(actual_start=start, actual_end=poc_end)
+    Phase.objects.filter(pk=canary.pk).update(actual_start=poc_end, actual_end=canary_end)
+    Phase.objects.filter(pk=cutover.pk).update(actual_start=canary_end)
+    for phase, day in ((poc, poc_end), (canary, canary_end)):
+        moment = timezone.make_aware(timezone.datetime.combine(day, timezone.datetime.min.time()))
+        Decision.objects.filter(gate__phase=phase).update(decided_at=moment)
+
+
+def _migrations(program: Program, engineer) -> None:
+    plan = [
+        ("llm-finetune-8b", 0, ["dual_run", "on_new"]),
+        ("vision-small", 0, ["dual_run", "on_new"]),
+        ("recsys-ranking", 1, ["dual_run", "on_new", "rolled_back"]),
+        ("llm-pretrain-70b", 1, ["dual_run"]),
+        ("chat-serving", 2, []),
+    ]
+    for key, wave, states in plan:
+        migration = services.migration_upsert(
+            actor=engineer, program=program, workload=Workload.objects.get(key=key), wave=wave
+        )
+        for state in states:
+            reason = (
+                "Ranking quality regressed 0.4% in dual-run; back to legacy."
+                if state == "rolled_back"
+                else ""
+            )
+            migration = services.migration_set_state(
+                actor=engineer, migration=migration, state=state, reason=reason
+            )

@@ -1,0 +1,30 @@
+"""Every write and state change of the program app."""
+
+from program.services.gates import (
+    criterion_add,
+    criterion_attest,
+    gate_add,
+    gate_decide,
+    gate_evaluate,
+    gate_reopen,
+    gates_evaluate_for_definitions,
+    gates_mark_stale,
+)
+from program.services.migrations import migration_set_state, migration_upsert
+from program.services.programs import phase_replan, program_advance, program_create
+
+__all__ = [
+    "criterion_add",
+    "criterion_attest",
+    "gate_add",
+    "gate_decide",
+    "gate_evaluate",
+    "gate_reopen",
+    "gates_evaluate_for_definitions",
+    "gates_mark_stale",
+    "migration_set_state",
+    "migration_upsert",
+    "phase_replan",
+    "program_advance",
+    "program_create",
+]

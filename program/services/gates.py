@@ -1,0 +1,280 @@
+"""Gates: adding them and their criteria, evaluating, deciding, reopening, staleness."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+import orjson
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.notifications import notification_send
+from core.roles import PROGRAM_LEADS, require_role
+from metrics.models import MetricDefinition
+from program.evaluation import criterion_judge
+from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
+
+MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
+MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
+MSG_WAIVE_NEEDS_NOTE = "Waiving a gate needs a note that says why."
+FRESH_FOR_SECONDS = 15 * 60
+
+
+def _lead_emails(gate: Gate) -> list[str]:
+    return [gate.phase.program.lead.email]
+
+
+@transaction.atomic
+def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
+    require_role(actor, PROGRAM_LEADS, "add gates")
+    if kind == Gate.Kind.EXIT and Gate.objects.filter(phase=phase, kind=Gate.Kind.EXIT).exists():
+        raise ApplicationError(f"{phase.name} has an exit gate already.", field="kind")
+    gate = Gate.objects.create(phase=phase, name=name, kind=kind, due_date=due_date)
+    transition_record(subject=gate, action="created", actor=actor, to_state=gate.status)
+    return gate
+
+
+@transaction.atomic
+def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
+    """A criterion pins its metric version; only undecided gates take new criteria."""
+    require_role(actor, PROGRAM_LEADS, "add criteria")
+    if gate.decided:
+        raise ApplicationError(MSG_ALREADY_DECIDED.format(gate=gate.name, status=gate.status))
+    criterion = Criterion(gate=gate, **fields)
+    if criterion.kind != Criterion.Kind.MANUAL:
+        if criterion.metric is None:
+            raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
+        if criterion.threshold is None:
+            raise ApplicationError("A measured criterion needs a threshold.", status=400, field="threshold")
+        if criterion.metric.status == MetricDefinition.Status.DRAFT:
+            raise ApplicationError(f"{criterion.metric.ref} is a draft.", status=400, field="metric")
+    criterion.save()
+    transition_record(subject=gate, action="criterion_added", actor=actor, data={"criterion": criterion.name})
+    return criterion
+
+
+@transaction.atomic
+def criterion_attest(*, actor, criterion: Criterion, link: str = "") -> Criterion:
+    """A person vouches for a manual checklist item (with a link to the proof)."""
+    require_role(actor, PROGRAM_LEADS, "attest checklist items")
+    if criterion.kind != Criterion.Kind.MANUAL:
+        raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)
+    criterion.attested_by, criterion.attested_at, criterion.attestation_link = actor, timezone.now(), link
+    criterion.save(update_fields=["attested_by", "attested_at", "attestation_link"])
+    transition_record(
+        subject=criterion.gate,
+        action="attested",
+        actor=actor,
+        data={"criterion": criterion.name, "link": link},
+    )
+    return criterion
+
+
+def _fingerprint(judgements: list[tuple[Criterion, object]]) -> str:
+    payload = [(c.pk, j.outcome, j.value, j.evidence) for c, j in judgements]
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)).hexdigest()
+
+
+def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
+    """Evaluate every criterion; store one result each. The same inputs twice reuse the last row."""
+    program = gate.phase.program
+    criteria = list(gate.criteria.select_related("metric", "workload", "attested_by"))
+    judgements = [
+        (c, criterion_judge(c, baseline=program.baseline_system, candidate=program.candidate_system))
+        for c in criteria
+    ]
+    fingerprint = _fingerprint(judgements)
+    failing = [c.name for c, j in judgements if c.required and j.outcome != CriterionResult.Outcome.PASS]
+    with transaction.atomic():
+        # Serialises evaluations of one gate: the second waits, then finds the first's row.
+        gate = Gate.objects.select_for_update().select_related("phase__program__lead").get(pk=gate.pk)
+        evaluation, created = Evaluation.objects.get_or_create(
+            gate=gate,
+            fingerprint=fingerprint,
+            defaults={"all_required_pass": bool(criteria) and not failing, "failing": failing},
+        )
+        if created:
+            CriterionResult.objects.bulk_create(
+                CriterionResult(
+                    evaluation=evaluation,
+                    criterion=c,
+                    outcome=j.outcome,
+                    value=j.value,
+                    reason=j.reason,
+                    evidence=j.evidence,
+                )
+                for c, j in judgements
+            )
+        else:
+            evaluation.save(update_fields=["checked_at"])
+        gate.last_evaluated_at = timezone.now()
+        gate.save(update_fields=["last_evaluated_at"])
+        if gate.status in Gate.UNDECIDED:
+            new_status = Gate.Status.READY if evaluation.all_required_pass else Gate.Status.OPEN
+            if new_status != gate.status:
+                transition_record(
+                    subject=gate,
+                    action="evaluated",
+                    actor=actor,
+                    from_state=gate.status,
+                    to_state=new_status,
+                    reason="; ".join(failing),
+                )
+                Gate.objects.filter(pk=gate.pk).update(status=new_status)
+                if new_status == Gate.Status.READY:
+                    notification_send(
+                        event="gate.ready",
+                        subject=f"Gate '{gate.name}' is ready for review",
+                        body=f"Every required criterion of '{gate.name}' passes. A program lead can decide it.",
+                        payload={"gate": gate.pk},
+                        recipients=_lead_emails(gate),
+                    )
+    return evaluation
+
+
+def gates_evaluate_for_definitions(definition_ids: Iterable[int]) -> int:
+    """Re-evaluate the undecided gates whose criteria use these definitions (after an ingest batch)."""
+    gates = (
+        Gate.objects.filter(status__in=Gate.UNDECIDED, criteria__metric_id__in=list(definition_ids))
+        .distinct()
+        .select_related("phase__program__baseline_system", "phase__program__candidate_system")
+    )
+    count = 0
+    for gate in gates:
+        gate_evaluate(gate=gate)
+        count += 1
+    return count
+
+
+def _evidence(gate: Gate, evaluation: Evaluation) -> dict:
+    results = evaluation.results.select_related("criterion__metric", "criterion__workload")
+    return {
+        "evaluation": evaluation.pk,
+        "evaluated_at": evaluation.evaluated_at.isoformat(),
+        "baseline": gate.phase.program.baseline_system.key,
+        "candidate": gate.phase.program.candidate_system.key,
+        "criteria": [
+            {
+                "name": r.criterion.name,
+                "kind": r.criterion.kind,
+                "required": r.criterion.required,
+                "metric": r.criterion.metric.ref if r.criterion.metric else None,
+                "workload": r.criterion.workload.key if r.criterion.workload else None,
+                "operator": r.criterion.operator,
+                "threshold": r.criterion.threshold,
+                "outcome": r.outcome,
+                "value": r.value,
+                "reason": r.reason,
+                "numbers": r.evidence,
+            }
+            for r in results
+        ],
+    }
+
+
+def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
+    """A program lead passes, fails or waives a gate; the evidence is frozen into the decision.
+
+    Pass needs a fresh evaluation (made here) with every required criterion passing. Two leads at
+    once: the conditional status update lets exactly one win; the other gets a 409."""
+    require_role(lead, PROGRAM_LEADS, "decide gates")
+    if decision not in Decision.Verdict.values:
+        raise ApplicationError("decision must be pass, fail or waive.", status=400, field="decision")
+    if decision == Decision.Verdict.WAIVE and not note.strip():
+        raise ApplicationError(MSG_WAIVE_NEEDS_NOTE, status=400, field="note")
+    if gate.decided:
+        raise ApplicationError(MSG_ALREADY_DECIDED.format(gate=gate.name, status=gate.status))
+    evaluation = gate_evaluate(gate=gate, actor=lead)
+    if decision == Decision.Verdict.PASS and not evaluation.all_required_pass:
+        names = ", ".join(evaluation.failing) or "no criteria defined"
+        raise ApplicationError(
+            MSG_NOT_PASSING.format(gate=gate.name, names=names), extra={"failing": evaluation.failing}
+        )
+    target = {"pass": Gate.Status.PASSED, "fail": Gate.Status.FAILED, "waive": Gate.Status.WAIVED}[decision]
+    with transaction.atomic():
+        won = Gate.objects.filter(pk=gate.pk, status__in=Gate.UNDECIDED).update(status=target)
+        if not won:
+            current = Gate.objects.get(pk=gate.pk).status
+            raise ApplicationError(MSG_ALREADY_DECIDED.format(gate=gate.name, status=current))
+        gate = Gate.objects.select_related(
+            "phase__program__baseline_system", "phase__program__candidate_system", "phase__program__lead"
+        ).get(pk=gate.pk)
+        evidence = _evidence(gate, evaluation)
+        evidence["stale"] = gate.stale
+        try:
+            with transaction.atomic():
+                record = Decision.objects.create(
+                    gate=gate,
+                    decision=decision,
+                    note=note,
+                    decided_by=lead,
+                    evaluation=evaluation,
+                    evidence=evidence,
+                )
+        except IntegrityError:
+            raise ApplicationError(MSG_ALREADY_DECIDED.format(gate=gate.name, status=target)) from None
+        transition_record(
+            subject=gate,
+            action="decided",
+            actor=lead,
+            from_state="undecided",
+            to_state=target,
+            reason=note,
+            data={"decision": record.pk},
+        )
+        notification_send(
+            event="gate.decided",
+            subject=f"Gate '{gate.name}' {target}",
+            body=f"{lead.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
+            payload={"gate": gate.pk, "decision": decision},
+            recipients=_lead_emails(gate),
+        )
+    return record
+
+
+@transaction.atomic
+def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
+    require_role(lead, PROGRAM_LEADS, "reopen gates")
+    if not reason.strip():
+        raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
+    gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)
+    if not gate.decided:
+        raise ApplicationError(f"Gate '{gate.name}' is {gate.status}: nothing to reopen.")
+    if gate.phase.status == Phase.Status.COMPLETED and gate.kind == Gate.Kind.EXIT:
+        raise ApplicationError(f"{gate.phase.name} is completed; its exit gate stays decided.")
+    Decision.objects.filter(gate=gate, reopened_at__isnull=True).update(
+        reopened_at=timezone.now(), reopen_reason=reason
+    )
+    transition_record(
+        subject=gate, action="reopened", actor=lead, from_state=gate.status, to_state="open", reason=reason
+    )
+    gate.status = Gate.Status.OPEN
+    gate.save(update_fields=["status"])
+    return gate
+
+
+def gates_mark_stale(*, old_definition_id: int, new_definition_id: int) -> list[int]:
+    """Gates pinning a definition that was superseded: flag them and tell their leads."""
+    with transaction.atomic():
+        pinned = Criterion.objects.filter(metric_id=old_definition_id).values("gate_id")
+        gates = list(
+            Gate.objects.select_for_update(of=("self",))
+            .filter(pk__in=pinned, stale=False)
+            .select_related("phase__program__lead")
+        )
+        new = MetricDefinition.objects.get(pk=new_definition_id)
+        for gate in gates:
+            gate.stale = True
+            gate.save(update_fields=["stale"])
+            transition_record(subject=gate, action="stale", reason=f"{new.ref} replaced the pinned version")
+            notification_send(
+                event="gate.stale",
+                subject=f"Gate '{gate.name}' pins a superseded metric",
+                body=f"{new.ref} is now active; the gate's criteria still use the older version.",
+                payload={"gate": gate.pk, "metric": new.ref},
+                recipients=_lead_emails(gate),
+            )
+    return [gate.pk for gate in gates]

@@ -1,0 +1,76 @@
+"""Workload migrations: which wave, and where each workload runs (old, both, new, rolled back)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
+from metrics.models import Workload
+from program.models import Program, WorkloadMigration
+
+State = WorkloadMigration.State
+ALLOWED = {
+    State.ON_OLD: {State.DUAL_RUN},
+    State.DUAL_RUN: {State.ON_NEW, State.ROLLED_BACK},
+    State.ON_NEW: {State.ROLLED_BACK},
+    State.ROLLED_BACK: {State.DUAL_RUN},
+}
+
+
+def _require_migration_role(actor) -> None:
+    if not (has_role(actor, PROGRAM_LEADS) or has_role(actor, FRAMEWORK_ENGINEERS)):
+        raise PermissionDenied("Only program leads and framework engineers may record migrations.")
+
+
+@transaction.atomic
+def migration_upsert(
+    *, actor, program: Program, workload: Workload, wave: int, notes: str = ""
+) -> WorkloadMigration:
+    _require_migration_role(actor)
+    migration, created = WorkloadMigration.objects.update_or_create(
+        program=program, workload=workload, defaults={"wave": wave, "notes": notes}
+    )
+    transition_record(
+        subject=migration,
+        action="planned" if created else "re-waved",
+        actor=actor,
+        to_state=migration.state,
+        data={"wave": wave},
+    )
+    return migration
+
+
+@transaction.atomic
+def migration_set_state(
+    *, actor, migration: WorkloadMigration, state: str, reason: str = ""
+) -> WorkloadMigration:
+    _require_migration_role(actor)
+    migration = WorkloadMigration.objects.select_for_update().get(pk=migration.pk)
+    if state not in State.values:
+        raise ApplicationError(f"state must be one of {', '.join(State.values)}.", status=400, field="state")
+    if state not in ALLOWED[migration.state]:
+        raise ApplicationError(
+            f"{migration.workload.key} is {migration.state}; it can go to "
+            f"{', '.join(sorted(ALLOWED[migration.state]))}, not {state}.",
+            field="state",
+        )
+    if state == State.ROLLED_BACK and not reason.strip():
+        raise ApplicationError("A rollback needs a reason.", status=400, field="reason")
+    today = timezone.localdate()
+    previous = migration.state
+    migration.state = state
+    if state == State.DUAL_RUN:
+        migration.dual_run_started = today
+    elif state == State.ON_NEW:
+        migration.moved_on = today
+    else:
+        migration.rolled_back_on = today
+    migration.save()
+    transition_record(
+        subject=migration, action="state", actor=actor, from_state=previous, to_state=state, reason=reason
+    )
+    return migration

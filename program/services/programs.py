@@ -1,0 +1,211 @@
+"""Creating programs from templates, re-planning phases, advancing the active phase."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from dateutil.relativedelta import relativedelta
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import PROGRAM_LEADS, require_role
+from metrics.models import MetricDefinition, System, Workload
+from program.blueprints import blueprint_load
+from program.models import Criterion, Gate, Phase, Program
+
+MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
+
+
+def month_start(start: date, month: int) -> date:
+    """First day of program month `month` (1-based)."""
+    return start + relativedelta(months=month - 1)
+
+
+def month_end(start: date, month: int) -> date:
+    return start + relativedelta(months=month) - relativedelta(days=1)
+
+
+def _criterion_from_blueprint(gate: Gate, spec: dict) -> Criterion:
+    metric = workload = None
+    if spec["kind"] != Criterion.Kind.MANUAL:
+        metric = MetricDefinition.objects.filter(
+            key=spec["metric"], status=MetricDefinition.Status.ACTIVE
+        ).first()
+        if metric is None:
+            raise ApplicationError(
+                f"The template's criterion '{spec['name']}' needs an active metric '{spec['metric']}'.",
+                status=400,
+                field="template",
+            )
+    if spec.get("workload"):
+        workload = Workload.objects.filter(key=spec["workload"]).first()
+        if workload is None:
+            raise ApplicationError(
+                f"The template needs the workload '{spec['workload']}'.", status=400, field="template"
+            )
+    return Criterion(
+        gate=gate,
+        name=spec["name"],
+        kind=spec["kind"],
+        metric=metric,
+        workload=workload,
+        operator=spec.get("operator", "gte"),
+        threshold=spec.get("threshold"),
+        require_significant=spec.get("require_significant", False),
+        required=spec.get("required", True),
+        min_samples=spec.get("min_samples", 30),
+    )
+
+
+@transaction.atomic
+def program_create(
+    *,
+    actor,
+    slug: str,
+    name: str,
+    start_date: date,
+    baseline: System,
+    candidate: System,
+    template: str = "rebuild-14m",
+    description: str = "",
+) -> Program:
+    """A program with the template's phases, exit gates, milestones and suggested criteria.
+
+    The first phase is active from the start; planned dates follow the template's months."""
+    require_role(actor, PROGRAM_LEADS, "create programs")
+    try:
+        blueprint = blueprint_load(template)
+    except KeyError:
+        raise ApplicationError(f"There is no template '{template}'.", status=400, field="template") from None
+    if baseline.pk == candidate.pk:
+        raise ApplicationError(
+            "Baseline and candidate must be different systems.", status=400, field="candidate"
+        )
+    try:
+        with transaction.atomic():
+            program = Program.objects.create(
+                slug=slug,
+                name=name,
+                description=description,
+                template=template,
+                months=blueprint["months"],
+                start_date=start_date,
+                lead=actor,
+                baseline_system=baseline,
+                candidate_system=candidate,
+            )
+    except IntegrityError:
+        raise ApplicationError(f"A program '{slug}' exists already.", field="slug") from None
+    criteria = []
+    for order, spec in enumerate(blueprint["phases"], start=1):
+        first, last = spec["months"]
+        phase = Phase.objects.create(
+            program=program,
+            kind=spec["kind"],
+            name=spec["name"],
+            order=order,
+            planned_start=month_start(start_date, first),
+            planned_end=month_end(start_date, last),
+            status=Phase.Status.ACTIVE if order == 1 else Phase.Status.PLANNED,
+            actual_start=start_date if order == 1 else None,
+        )
+        exit_spec = spec["exit_gate"]
+        gate = Gate.objects.create(
+            phase=phase, name=exit_spec["name"], kind=Gate.Kind.EXIT, due_date=phase.planned_end
+        )
+        criteria += [_criterion_from_blueprint(gate, c) for c in exit_spec.get("criteria", [])]
+        for milestone in spec.get("milestones", []):
+            gate = Gate.objects.create(
+                phase=phase,
+                name=milestone["name"],
+                kind=Gate.Kind.MILESTONE,
+                due_date=month_end(start_date, milestone["month"]),
+            )
+            criteria += [_criterion_from_blueprint(gate, c) for c in milestone.get("criteria", [])]
+    Criterion.objects.bulk_create(criteria)
+    transition_record(
+        subject=program, action="created", actor=actor, to_state=program.status, data={"template": template}
+    )
+    return program
+
+
+@transaction.atomic
+def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
+    """Move a phase's planned dates; the old dates stay in the history (pghistory + transition)."""
+    require_role(actor, PROGRAM_LEADS, "re-plan phases")
+    if planned_end < planned_start:
+        raise ApplicationError(
+            "planned_end must not be before planned_start.", status=400, field="planned_end"
+        )
+    if not reason.strip():
+        raise ApplicationError("Say why the plan changes.", status=400, field="reason")
+    phase = Phase.objects.select_for_update().get(pk=phase.pk)
+    before = {"planned_start": phase.planned_start.isoformat(), "planned_end": phase.planned_end.isoformat()}
+    phase.planned_start, phase.planned_end = planned_start, planned_end
+    phase.save(update_fields=["planned_start", "planned_end"])
+    Gate.objects.filter(phase=phase, kind=Gate.Kind.EXIT).update(due_date=planned_end)
+    transition_record(
+        subject=phase,
+        action="replanned",
+        actor=actor,
+        reason=reason,
+        data={
+            "before": before,
+            "after": {"planned_start": planned_start.isoformat(), "planned_end": planned_end.isoformat()},
+        },
+    )
+    return phase
+
+
+@transaction.atomic
+def program_advance(*, actor, program: Program, reason: str = "") -> Phase | None:
+    """Complete the active phase (its exit gate passed or waived) and activate the next one.
+
+    Returns the new active phase, or None when the last phase completed the program."""
+    require_role(actor, PROGRAM_LEADS, "advance phases")
+    phases = list(Phase.objects.select_for_update().filter(program=program).order_by("order"))
+    current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
+    if current is None:
+        raise ApplicationError(f"{program.name} has no active phase: it is {program.status}.")
+    exit_gate = Gate.objects.filter(phase=current, kind=Gate.Kind.EXIT).first()
+    if exit_gate is not None and exit_gate.status not in (Gate.Status.PASSED, Gate.Status.WAIVED):
+        raise ApplicationError(
+            MSG_EXIT_NOT_DONE.format(phase=current.name, gate=exit_gate.name, status=exit_gate.status),
+            extra={"gate": exit_gate.pk},
+        )
+    today = timezone.localdate()
+    current.status, current.actual_end = Phase.Status.COMPLETED, today
+    current.save(update_fields=["status", "actual_end"])
+    transition_record(
+        subject=current,
+        action="completed",
+        actor=actor,
+        from_state="active",
+        to_state="completed",
+        reason=reason,
+    )
+    following = next((p for p in phases if p.order > current.order), None)
+    if following is None:
+        Program.objects.filter(pk=program.pk).update(status=Program.Status.COMPLETED)
+        transition_record(
+            subject=program,
+            action="completed",
+            actor=actor,
+            from_state="active",
+            to_state="completed",
+            reason=reason,
+        )
+        return None
+    following.status, following.actual_start = Phase.Status.ACTIVE, today
+    following.save(update_fields=["status", "actual_start"])
+    transition_record(
+        subject=following,
+        action="activated",
+        actor=actor,
+        from_state="planned",
+        to_state="active",
+        reason=reason,
+    )
+    return following
