@@ -11,7 +11,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 os.environ.setdefault("DJANGO_DEBUG", "false")
 
-import django  # noqa: E402
+import django  # noqa: E402 - exported for scripts that only need Django set up
 
 django.setup()
 

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
+from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
 from metrics import selectors, services
@@ -204,10 +205,6 @@ class DefinitionVersionDetail(APIView):
             actor=request.user, definition=_version(key, version), changes=data.validated_data
         )
         return Response(DefinitionOutput(definition).data)
-
-
-class ReasonInput(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 @extend_schema(tags=["metrics"], request=None, responses=DefinitionOutput)

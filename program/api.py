@@ -8,6 +8,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
 from metrics.models import System, Workload
 from metrics.selectors import definition_resolve
@@ -219,10 +220,6 @@ def _program(slug: str) -> Program:
         return selectors.program_get(slug)
     except Program.DoesNotExist:
         raise ApplicationError(f"There is no program '{slug}'.", status=404) from None
-
-
-class ReasonInput(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
 @extend_schema(tags=["program"], request=ReasonInput, responses=ProgramDetailOutput)

@@ -80,6 +80,8 @@ DATABASES = {"default": env.db("DATABASE_URL", default="postgres://postgres@127.
 # A new PostgreSQL connection costs ~6 ms: keep connections open and check them before reuse.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=600)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Sort memory for comparison queries (set per transaction); spilling to disk doubles their time.
+COMPARISON_WORK_MEM = env("COMPARISON_WORK_MEM", default="64MB")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -142,7 +144,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # includes/excludes share one vocabulary: one enum in the schema.
-    "ENUM_NAME_OVERRIDES": {"BoundaryPhaseEnum": "metrics.models.Phase"},
+    "ENUM_NAME_OVERRIDES": {
+        "BoundaryPhaseEnum": "metrics.models.Phase",
+        "DefinitionStatusEnum": "metrics.models.MetricDefinition.Status",
+        "ProgramStatusEnum": "program.models.Program.Status",
+        "PhaseKindEnum": "program.models.Phase.Kind",
+        "PhaseStatusEnum": "program.models.Phase.Status",
+        "GateKindEnum": "program.models.Gate.Kind",
+        "GateStatusEnum": "program.models.Gate.Status",
+        "CriterionKindEnum": "program.models.Criterion.Kind",
+    },
 }
 
 # Celery. Without a broker, tasks run in-process (eagerly) so the app works with nothing else running.

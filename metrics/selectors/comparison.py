@@ -1,19 +1,19 @@
 """Old-vs-new comparison of one metric version (DESIGN.md §3).
 
-Both sides' statistics come from PostgreSQL (percentile_cont). The Mann–Whitney U test is computed
-from ranks in PostgreSQL too, so no raw values travel to Python; the p-value uses the same normal
-approximation with tie and continuity correction as scipy.stats.mannwhitneyu(method="asymptotic"),
-and tests check the two agree.
+Both sides' statistics come from PostgreSQL (percentile_cont). The Mann–Whitney U test is scipy's
+(asymptotic method, tie and continuity corrected) on both samples, fetched as binary float8 arrays.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from django.db import connection
-from scipy.stats import norm
+import numpy as np
+import psycopg
+from django.conf import settings
+from django.db import connection, transaction
+from scipy.stats import mannwhitneyu
 
 from metrics.models import MetricDefinition, Statistic, System, Workload
 
@@ -72,19 +72,12 @@ WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate
 GROUP BY system_id
 """
 
-# Rank sum of the candidate with average ranks for ties, and Σ(t³ - t) over tie groups (written as Σ
-# over rows of t² - 1). With ORDER BY value, count(*) counts every row up to the last tied peer, so
-# rank() and count(*) over one window give both ends of a tie group: one sort, one window pass.
-RANKS_SQL = """
-WITH ranked AS (
-    SELECT system_id = %(candidate)s AS is_candidate, rank() OVER w AS first, count(*) OVER w AS last
-    FROM metrics_observation
-    WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate)s) {filters}
-    WINDOW w AS (ORDER BY value)
-)
-SELECT sum((first + last) / 2.0) FILTER (WHERE is_candidate),
-       sum((last - first + 1) * (last - first + 1) - 1)
-FROM ranked
+# Both samples as float8 arrays in PostgreSQL's binary format: ~3x faster than ranking in SQL.
+VALUES_SQL = """
+SELECT system_id, array_agg(value)
+FROM metrics_observation
+WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate)s) {filters}
+GROUP BY system_id
 """
 
 
@@ -110,20 +103,12 @@ def _side(system: System, row: tuple | None) -> SideStats:
     return SideStats(system.key, n, mean, p50, p90, p95, p99, low, high)
 
 
-def mann_whitney_from_ranks(
-    rank_sum_candidate: float, tie_term: float, n_base: int, n_cand: int
-) -> tuple[float, float]:
-    """(U of the candidate, two-sided p) — scipy's asymptotic method with continuity correction."""
-    u_cand = rank_sum_candidate - n_cand * (n_cand + 1) / 2
-    u_base = n_base * n_cand - u_cand
-    big_u = max(u_cand, u_base)
-    total = n_base + n_cand
-    mu = n_base * n_cand / 2
-    variance = n_base * n_cand / 12 * ((total + 1) - tie_term / (total * (total - 1)))
-    if variance <= 0:
-        return u_cand, 1.0
-    z = (big_u - mu - 0.5) / math.sqrt(variance)
-    return u_cand, float(min(1.0, 2 * norm.sf(z)))
+def _samples(filters: str, params: dict) -> dict[int, np.ndarray]:
+    """Each side's values, fetched in binary (Django's client-side cursor cannot do binary)."""
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(VALUES_SQL.format(filters=filters), params, binary=True)
+        return {system_id: np.asarray(values, dtype=np.float64) for system_id, values in cursor.fetchall()}
 
 
 def comparison_compute(
@@ -143,15 +128,17 @@ def comparison_compute(
         raise ValueError(f"unknown statistic {statistic}")
     filters, params = _filters(workload, since, until)
     params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The percentile sort spills to disk from ~100k rows with the default 4 MB of work_mem.
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [settings.COMPARISON_WORK_MEM])
         cursor.execute(STATS_SQL.format(filters=filters), params)
         rows = {row[0]: row for row in cursor.fetchall()}
         base, cand = _side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk))
         u_stat = p_value = None
         if base.n and cand.n:
-            cursor.execute(RANKS_SQL.format(filters=filters), params)
-            rank_sum, tie_term = cursor.fetchone()
-            u_stat, p_value = mann_whitney_from_ranks(float(rank_sum), float(tie_term), base.n, cand.n)
+            samples = _samples(filters, params)
+            test = mannwhitneyu(samples[candidate.pk], samples[baseline.pk], method="asymptotic")
+            u_stat, p_value = float(test.statistic), float(test.pvalue)
 
     base_value, cand_value = base.statistic(statistic), cand.statistic(statistic)
     relative = change = improvement = None

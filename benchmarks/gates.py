@@ -1,0 +1,68 @@
+"""Evaluating every gate of the demo program over ~1,000,000 observations (target: under 1 s).
+
+    DATABASE_URL=... .venv/bin/python benchmarks/gates.py [--observations 1000000]
+
+Loads the demo if needed, multiplies its observations (same metrics, workloads and spread) up to the
+requested size, then times gate_evaluate for every gate of the demo program, twice: the first run
+stores new evaluations, the second finds identical inputs and reuses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+
+from _setup import django  # noqa: F401 - configures Django
+from django.core.management import call_command
+from django.db import connection
+
+from metrics.models import Observation
+from program.demo import SLUG
+from program.models import Gate
+from program.services import gate_evaluate
+
+MULTIPLY_SQL = """
+INSERT INTO metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags)
+SELECT definition_id, system_id, workload_id, value * (0.97 + random() * 0.06), unit,
+       observed_at - k * interval '1 second', run_id || '-x' || k, 'bench-gates', tags
+FROM metrics_observation, generate_series(1, %s) AS k
+WHERE source = 'demo'
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--observations", type=int, default=1_000_000)
+    args = parser.parse_args()
+
+    call_command("load_demo", stdout=io.StringIO())
+    Observation.objects.filter(source="bench-gates").delete()
+    demo_rows = Observation.objects.filter(source="demo").count()
+    copies = max(0, args.observations // demo_rows - 1)
+    with connection.cursor() as cursor:
+        cursor.execute(MULTIPLY_SQL, [copies])
+        cursor.execute("VACUUM ANALYZE metrics_observation")  # as autovacuum would after a bulk load
+    total = Observation.objects.count()
+    gates = list(
+        Gate.objects.filter(phase__program__slug=SLUG).select_related(
+            "phase__program__baseline_system", "phase__program__candidate_system"
+        )
+    )
+    criteria = sum(gate.criteria.count() for gate in gates)
+    for label in ("first evaluation (stores results)", "second evaluation (same data, reused)"):
+        started = time.perf_counter()
+        for gate in gates:
+            gate_evaluate(gate=gate)
+        elapsed = time.perf_counter() - started
+        print(
+            f"{label}: {len(gates)} gates, {criteria} criteria, {total:,} observations: {elapsed:.3f} s "
+            f"(target < 1 s)"
+        )
+    Observation.objects.filter(source="bench-gates").delete()
+
+
+if __name__ == "__main__":
+    main()

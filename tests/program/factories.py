@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from django.utils import timezone
+
+from metrics.models import MetricDefinition, Observation, System, Workload
+from program import services
+from program.models import Program
+from tests.metrics.factories import definition
+
+
+def metrics_for_template() -> dict:
+    """What rebuild-14m's suggested criteria need: systems, two workloads, three active metrics."""
+    return {
+        "legacy": System.objects.create(key="legacy", name="Legacy"),
+        "rebuilt": System.objects.create(key="rebuilt", name="Rebuilt"),
+        "large": Workload.objects.create(
+            key="llm-pretrain-70b", name="70B", size="large", criticality="core"
+        ),
+        "medium": Workload.objects.create(
+            key="llm-finetune-8b", name="8B", size="medium", criticality="peripheral"
+        ),
+        "small": Workload.objects.create(
+            key="vision-small", name="Vision", size="small", criticality="peripheral"
+        ),
+        "throughput": definition(
+            key="training-throughput", unit="token/s", direction="higher_is_better", statistic="mean"
+        ),
+        "step": definition(key="step-time", unit="ms", direction="lower_is_better", statistic="p50"),
+        "scaling": definition(
+            key="scaling-efficiency", unit="dimensionless", direction="higher_is_better", statistic="mean"
+        ),
+    }
+
+
+def make_program(lead, *, slug: str = "rebuild", start: date | None = None) -> Program:
+    return services.program_create(
+        actor=lead,
+        slug=slug,
+        name="Rebuild",
+        start_date=start or date(2026, 1, 1),
+        baseline=System.objects.get(key="legacy"),
+        candidate=System.objects.get(key="rebuilt"),
+    )
+
+
+def observe(
+    metric: MetricDefinition, system: System, workload: Workload, values: list[float], *, tag: str = ""
+) -> None:
+    start = timezone.now() - timedelta(days=2)
+    Observation.objects.bulk_create(
+        Observation(
+            definition=metric,
+            system=system,
+            workload=workload,
+            value=value,
+            unit=metric.unit,
+            observed_at=start + timedelta(seconds=i),
+            run_id=f"{tag}{system.key}-{i}",
+        )
+        for i, value in enumerate(values)
+    )
+
+
+def spread(center: float, n: int = 60) -> list[float]:
+    return [center * (1 + ((i * 37) % 21 - 10) / 200) for i in range(n)]
