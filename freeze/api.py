@@ -1,1 +1,362 @@
-"""freeze API (DRF)."""
+"""Freeze API: components, windows and levels, the freeze check, and the exception workflow."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.serializers import ReasonInput
+from core.errors import ApplicationError
+from freeze import selectors, services
+from freeze.models import Component, FreezeException, FreezeWindow
+from program.models import Program
+
+
+class ComponentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Component
+        fields = ["id", "key", "name", "layer", "owner_team", "description"]
+
+
+@extend_schema(tags=["freeze"])
+class ComponentList(generics.ListAPIView):
+    queryset = Component.objects.all()
+    serializer_class = ComponentSerializer
+    filterset_fields = ["layer", "owner_team"]
+
+    @extend_schema(request=ComponentSerializer, responses={201: ComponentSerializer})
+    def post(self, request):
+        data = ComponentSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        component = services.component_upsert(actor=request.user, **data.validated_data)
+        return Response(ComponentSerializer(component).data, status=status.HTTP_201_CREATED)
+
+
+class WindowSerializer(serializers.ModelSerializer):
+    program = serializers.SlugRelatedField(slug_field="slug", queryset=Program.objects.all())
+
+    class Meta:
+        model = FreezeWindow
+        fields = ["id", "program", "name", "starts_at", "ends_at", "default_level", "phase"]
+        read_only_fields = ["phase"]
+
+
+@extend_schema(tags=["freeze"])
+class WindowList(generics.ListAPIView):
+    queryset = FreezeWindow.objects.select_related("program")
+    serializer_class = WindowSerializer
+
+    @extend_schema(request=WindowSerializer, responses={201: WindowSerializer})
+    def post(self, request):
+        data = WindowSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        window = services.window_create(actor=request.user, **data.validated_data)
+        return Response(WindowSerializer(window).data, status=status.HTTP_201_CREATED)
+
+
+class LevelsInput(serializers.Serializer):
+    levels = serializers.DictField(child=serializers.CharField(), help_text='{"component-key": "frozen", …}')
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class LevelRow(serializers.Serializer):
+    component = serializers.CharField()
+    layer = serializers.CharField()
+    level = serializers.CharField()
+    explicit = serializers.BooleanField(help_text="False when the window's default applies.")
+
+
+@extend_schema(tags=["freeze"])
+class WindowLevels(APIView):
+    """GET the freeze list of a window; POST {"levels": {...}} sets levels (program leads); ?format=csv|yaml exports."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv", "yaml"])],
+        responses=LevelRow(many=True),
+    )
+    def get(self, request, pk):
+        window = get_object_or_404(FreezeWindow, pk=pk)
+        fmt = request.query_params.get("format", "json")
+        if fmt in ("csv", "yaml"):
+            body = services.freeze_levels_export(window=window, fmt=fmt)
+            response = HttpResponse(body, content_type="text/csv" if fmt == "csv" else "application/yaml")
+            response["Content-Disposition"] = f'attachment; filename="freeze-{window.pk}.{fmt}"'
+            return response
+        rows = [
+            {
+                "component": r["component"].key,
+                "layer": r["component"].layer,
+                "level": r["level"],
+                "explicit": r["explicit"],
+            }
+            for r in selectors.freeze_list(window)
+        ]
+        return Response(rows)
+
+    @extend_schema(request=LevelsInput, responses=LevelRow(many=True))
+    def post(self, request, pk):
+        window = get_object_or_404(FreezeWindow, pk=pk)
+        data = LevelsInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.freeze_levels_set(actor=request.user, window=window, **data.validated_data)
+        return self.get(request, pk)
+
+
+@extend_schema(
+    tags=["freeze"], request={"multipart/form-data": OpenApiTypes.OBJECT}, responses=LevelRow(many=True)
+)
+class WindowLevelsImport(APIView):
+    """Upload a CSV or YAML export (field `file`) to set the levels it lists."""
+
+    parser_classes = [MultiPartParser, JSONParser, FileUploadParser]
+
+    def post(self, request, pk):
+        window = get_object_or_404(FreezeWindow, pk=pk)
+        upload = request.data.get("file")
+        if upload is None:
+            raise ApplicationError("Upload the CSV or YAML as 'file'.", status=400, field="file")
+        name = getattr(upload, "name", "")
+        fmt = "yaml" if name.endswith((".yaml", ".yml")) else "csv"
+        try:
+            text = upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ApplicationError("The file is not UTF-8.", status=400, field="file") from exc
+        services.freeze_levels_import(actor=request.user, window=window, text=text, fmt=fmt)
+        return WindowLevels().get(request, pk)
+
+
+class CheckQuery(serializers.Serializer):
+    component = serializers.SlugField()
+    at = serializers.DateTimeField(required=False)
+
+
+class CheckOutput(serializers.Serializer):
+    component = serializers.CharField()
+    at = serializers.DateTimeField()
+    decision = serializers.ChoiceField(choices=["allowed", "needs_approval", "forbidden"])
+    level = serializers.CharField()
+    window = serializers.DictField(allow_null=True)
+    exception = serializers.DictField(allow_null=True)
+    reason = serializers.CharField()
+
+
+def check_as_dict(check: selectors.FreezeCheck) -> dict:
+    return {
+        "component": check.component.key,
+        "at": check.at,
+        "decision": check.decision,
+        "level": check.level,
+        "window": None
+        if check.window is None
+        else {
+            "id": check.window.pk,
+            "name": check.window.name,
+            "starts_at": check.window.starts_at,
+            "ends_at": check.window.ends_at,
+        },
+        "exception": None
+        if check.exception is None
+        else {
+            "id": check.exception.pk,
+            "title": check.exception.title,
+            "valid_until": check.exception.change_ends_at,
+        },
+        "reason": check.reason,
+    }
+
+
+@extend_schema(tags=["freeze"], parameters=[CheckQuery], responses=CheckOutput)
+class FreezeCheckView(APIView):
+    """May this component change now (or at `at`)? For CI pipelines: one call, one answer."""
+
+    def get(self, request):
+        query = CheckQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        component = Component.objects.filter(key=query.validated_data["component"]).first()
+        if component is None:
+            raise ApplicationError(
+                f"Unknown component '{query.validated_data['component']}'.", status=404, field="component"
+            )
+        check = selectors.freeze_check(component, query.validated_data.get("at"))
+        return Response(CheckOutput(check_as_dict(check)).data)
+
+
+class ApprovalOutput(serializers.Serializer):
+    approver = serializers.CharField(source="approver.username")
+    verdict = serializers.CharField()
+    comment = serializers.CharField()
+    as_program_lead = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    dismissed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ExceptionOutput(serializers.ModelSerializer):
+    component = serializers.CharField(source="component.key")
+    window = serializers.IntegerField(source="window_id")
+    requester = serializers.CharField(source="requester.username")
+    last_editor = serializers.CharField(source="last_editor.username")
+    status = serializers.CharField(source="effective_status")
+    approvals = serializers.SerializerMethodField()
+
+    class Meta:
+        model = FreezeException
+        fields = [
+            "id",
+            "component",
+            "window",
+            "requester",
+            "last_editor",
+            "title",
+            "change",
+            "justification",
+            "risk",
+            "rollback_plan",
+            "change_starts_at",
+            "change_ends_at",
+            "status",
+            "required_approvals",
+            "submitted_at",
+            "decided_at",
+            "closing_reason",
+            "approvals",
+        ]
+
+    def get_approvals(self, obj) -> list[dict]:
+        approvals = getattr(obj, "prefetched_approvals", None)
+        if approvals is None:
+            approvals = obj.approvals.select_related("approver")
+        return ApprovalOutput(approvals, many=True).data
+
+
+class ExceptionInput(serializers.Serializer):
+    component = serializers.SlugRelatedField(slug_field="key", queryset=Component.objects.all())
+    window = serializers.PrimaryKeyRelatedField(
+        queryset=FreezeWindow.objects.all(),
+        required=False,
+        help_text="Defaults to the window in force at change_starts_at.",
+    )
+    title = serializers.CharField(max_length=160)
+    change = serializers.CharField()
+    justification = serializers.CharField()
+    risk = serializers.ChoiceField(choices=FreezeException.Risk.choices)
+    rollback_plan = serializers.CharField()
+    change_starts_at = serializers.DateTimeField()
+    change_ends_at = serializers.DateTimeField()
+
+
+class ExceptionEdit(serializers.Serializer):
+    title = serializers.CharField(max_length=160, required=False)
+    change = serializers.CharField(required=False)
+    justification = serializers.CharField(required=False)
+    risk = serializers.ChoiceField(choices=FreezeException.Risk.choices, required=False)
+    rollback_plan = serializers.CharField(required=False)
+    change_starts_at = serializers.DateTimeField(required=False)
+    change_ends_at = serializers.DateTimeField(required=False)
+
+
+def _with_approvals(queryset):
+    from django.db.models import Prefetch
+
+    from freeze.models import Approval
+
+    return queryset.prefetch_related(
+        Prefetch(
+            "approvals", queryset=Approval.objects.select_related("approver"), to_attr="prefetched_approvals"
+        )
+    )
+
+
+@extend_schema(
+    tags=["freeze"],
+    parameters=[
+        OpenApiParameter("mine", bool, description="Only my requests"),
+        OpenApiParameter("awaiting", bool, description="Only exceptions awaiting my approval"),
+    ],
+)
+class ExceptionList(generics.ListAPIView):
+    serializer_class = ExceptionOutput
+    filterset_fields = ["status", "risk", "component__key", "window"]
+
+    def get_queryset(self):
+        params = self.request.query_params
+        if params.get("awaiting") in ("1", "true"):
+            queryset = selectors.exceptions_awaiting(self.request.user)
+        else:
+            queryset = selectors.exceptions_list()
+        if params.get("mine") in ("1", "true"):
+            queryset = queryset.filter(requester=self.request.user)
+        return _with_approvals(queryset)
+
+    @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput})
+    def post(self, request):
+        data = ExceptionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        exception = services.exception_create(requester=request.user, **data.validated_data)
+        return Response(ExceptionOutput(exception).data, status=status.HTTP_201_CREATED)
+
+
+def _exception(pk: int) -> FreezeException:
+    return get_object_or_404(_with_approvals(selectors.exceptions_list()), pk=pk)
+
+
+@extend_schema(tags=["freeze"])
+class ExceptionDetail(APIView):
+    @extend_schema(responses=ExceptionOutput)
+    def get(self, request, pk):
+        return Response(ExceptionOutput(_exception(pk)).data)
+
+    @extend_schema(request=ExceptionEdit, responses=ExceptionOutput)
+    def patch(self, request, pk):
+        data = ExceptionEdit(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.exception_edit(editor=request.user, exception=_exception(pk), changes=data.validated_data)
+        return Response(ExceptionOutput(_exception(pk)).data)
+
+
+class CommentInput(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+def _transition_view(name: str, call, input_serializer):
+    @extend_schema(
+        tags=["freeze"], request=input_serializer, responses=ExceptionOutput, operation_id=f"exception_{name}"
+    )
+    class View(APIView):
+        def post(self, request, pk):
+            data = input_serializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            call(request.user, _exception(pk), data.validated_data)
+            return Response(ExceptionOutput(_exception(pk)).data)
+
+    View.__name__ = f"Exception{name.title()}"
+    View.__doc__ = f"{name.title()} a freeze exception."
+    return View
+
+
+ExceptionSubmit = _transition_view(
+    "submit", lambda u, e, d: services.exception_submit(requester=u, exception=e), CommentInput
+)
+ExceptionApprove = _transition_view(
+    "approve",
+    lambda u, e, d: services.exception_approve(approver=u, exception=e, comment=d["comment"]),
+    CommentInput,
+)
+ExceptionReject = _transition_view(
+    "reject",
+    lambda u, e, d: services.exception_reject(approver=u, exception=e, reason=d["reason"]),
+    ReasonInput,
+)
+ExceptionWithdraw = _transition_view(
+    "withdraw",
+    lambda u, e, d: services.exception_withdraw(requester=u, exception=e, reason=d["reason"]),
+    ReasonInput,
+)
+ExceptionRevoke = _transition_view(
+    "revoke", lambda u, e, d: services.exception_revoke(lead=u, exception=e, reason=d["reason"]), ReasonInput
+)

@@ -1,1 +1,22 @@
-urlpatterns: list = []
+from django.urls import path
+
+from freeze import api
+
+urlpatterns = [
+    path("components/", api.ComponentList.as_view(), name="component-list"),
+    path("freeze/windows/", api.WindowList.as_view(), name="window-list"),
+    path("freeze/windows/<int:pk>/levels/", api.WindowLevels.as_view(), name="window-levels"),
+    path(
+        "freeze/windows/<int:pk>/levels/import/",
+        api.WindowLevelsImport.as_view(),
+        name="window-levels-import",
+    ),
+    path("freeze/check/", api.FreezeCheckView.as_view(), name="freeze-check"),
+    path("freeze-exceptions/", api.ExceptionList.as_view(), name="exception-list"),
+    path("freeze-exceptions/<int:pk>/", api.ExceptionDetail.as_view(), name="exception-detail"),
+    path("freeze-exceptions/<int:pk>/submit/", api.ExceptionSubmit.as_view(), name="exception-submit"),
+    path("freeze-exceptions/<int:pk>/approve/", api.ExceptionApprove.as_view(), name="exception-approve"),
+    path("freeze-exceptions/<int:pk>/reject/", api.ExceptionReject.as_view(), name="exception-reject"),
+    path("freeze-exceptions/<int:pk>/withdraw/", api.ExceptionWithdraw.as_view(), name="exception-withdraw"),
+    path("freeze-exceptions/<int:pk>/revoke/", api.ExceptionRevoke.as_view(), name="exception-revoke"),
+]

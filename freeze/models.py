@@ -1,1 +1,215 @@
-"""freeze models."""
+from __future__ import annotations
+
+import pghistory
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+from django_fsm import FSMField, transition
+
+from program.models import Phase, Program
+
+
+class Level(models.TextChoices):
+    OPEN = "open", "open — may change"
+    APPROVAL = "approval", "needs special approval"
+    FROZEN = "frozen", "frozen — forbidden"
+
+
+# Stricter levels win where windows overlap.
+LEVEL_RANK = {Level.OPEN: 0, Level.APPROVAL: 1, Level.FROZEN: 2}
+
+
+class Component(models.Model):
+    class Layer(models.TextChoices):
+        HARDWARE = "hardware"
+        NETWORK = "network"
+        COMMUNICATION = "communication"
+        TRAINING_FRAMEWORK = "training_framework", "training framework"
+        DATA_PIPELINE = "data_pipeline", "data pipeline"
+        STORAGE = "storage"
+        INFERENCE = "inference"
+        SCHEDULER = "scheduler"
+        OBSERVABILITY = "observability"
+        TOOLING = "tooling"
+
+    key = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    layer = models.CharField(max_length=20, choices=Layer.choices)
+    owner_team = models.CharField(max_length=80, help_text="Members of this group approve its exceptions.")
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["layer", "key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class FreezeWindow(models.Model):
+    program = models.ForeignKey(Program, on_delete=models.CASCADE, related_name="freeze_windows")
+    name = models.CharField(max_length=120)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    default_level = models.CharField(max_length=10, choices=Level.choices, default=Level.APPROVAL)
+    # A window that follows a phase moves when the phase is re-planned (the frontier sprint's default).
+    phase = models.ForeignKey(Phase, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["starts_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_at__gt=F("starts_at")), name="window_ends_after_start")
+        ]
+        indexes = [models.Index(fields=["starts_at", "ends_at"], name="window_span_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def contains(self, moment) -> bool:
+        return self.starts_at <= moment < self.ends_at
+
+
+@pghistory.track()  # every level change keeps its history
+class FreezeEntry(models.Model):
+    window = models.ForeignKey(FreezeWindow, on_delete=models.CASCADE, related_name="entries")
+    component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="freeze_entries")
+    level = models.CharField(max_length=10, choices=Level.choices)
+
+    class Meta:
+        verbose_name_plural = "freeze entries"
+        constraints = [
+            models.UniqueConstraint(fields=["window", "component"], name="entry_one_per_component")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.component} {self.level} in {self.window}"
+
+
+class FreezeException(models.Model):
+    class Risk(models.TextChoices):
+        LOW = "low"
+        MEDIUM = "medium"
+        HIGH = "high"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        SUBMITTED = "submitted"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+        WITHDRAWN = "withdrawn"
+        EXPIRED = "expired"
+        REVOKED = "revoked"
+
+    # Editing any of these after submission changes what was approved.
+    MATERIAL_FIELDS = (
+        "change",
+        "justification",
+        "risk",
+        "rollback_plan",
+        "change_starts_at",
+        "change_ends_at",
+    )
+    OPEN_STATUSES = (Status.DRAFT, Status.SUBMITTED, Status.APPROVED)
+
+    component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="exceptions")
+    window = models.ForeignKey(FreezeWindow, on_delete=models.PROTECT, related_name="exceptions")
+    requester = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    last_editor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    title = models.CharField(max_length=160)
+    change = models.TextField(help_text="What changes, concretely (versions, flags, hosts).")
+    justification = models.TextField(help_text="Why it cannot wait until the freeze ends.")
+    risk = models.CharField(max_length=6, choices=Risk.choices)
+    rollback_plan = models.TextField(help_text="How to undo it, and how long that takes.")
+    change_starts_at = models.DateTimeField()
+    change_ends_at = models.DateTimeField()
+    # The state machine (django-fsm-2); services lock the row before calling a transition.
+    status = FSMField(default=Status.DRAFT, choices=Status.choices)
+    required_approvals = models.PositiveSmallIntegerField(default=1, help_text="Fixed at submission.")
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    closing_reason = models.TextField(blank=True)
+    expiry_warned_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(change_ends_at__gt=F("change_starts_at")),
+                name="exception_change_ends_after_start",
+            ),
+        ]
+        indexes = [
+            # The freeze check: approved exceptions of a component, by change window.
+            models.Index(fields=["component", "status", "change_ends_at"], name="exception_check_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def effective_status(self) -> str:
+        """An approved exception stops counting the moment its change window ends, whatever the row says."""
+        if self.status == self.Status.APPROVED and self.change_ends_at <= timezone.now():
+            return self.Status.EXPIRED
+        return self.status
+
+    @transition(field=status, source=Status.DRAFT, target=Status.SUBMITTED)
+    def submit(self):
+        self.submitted_at = timezone.now()
+
+    @transition(field=status, source=[Status.SUBMITTED, Status.APPROVED], target=Status.SUBMITTED)
+    def resubmit(self):
+        self.submitted_at = timezone.now()
+        self.decided_at = None
+
+    @transition(field=status, source=Status.SUBMITTED, target=Status.APPROVED)
+    def approve(self):
+        self.decided_at = timezone.now()
+
+    @transition(field=status, source=Status.SUBMITTED, target=Status.REJECTED)
+    def reject(self):
+        self.decided_at = timezone.now()
+
+    @transition(
+        field=status, source=[Status.DRAFT, Status.SUBMITTED, Status.APPROVED], target=Status.WITHDRAWN
+    )
+    def withdraw(self):
+        pass
+
+    @transition(field=status, source=Status.APPROVED, target=Status.REVOKED)
+    def revoke(self):
+        pass
+
+    @transition(field=status, source=Status.APPROVED, target=Status.EXPIRED)
+    def expire(self):
+        pass
+
+
+class Approval(models.Model):
+    class Verdict(models.TextChoices):
+        APPROVE = "approve"
+        REJECT = "reject"
+
+    exception = models.ForeignKey(FreezeException, on_delete=models.CASCADE, related_name="approvals")
+    approver = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=7, choices=Verdict.choices)
+    comment = models.TextField(blank=True)
+    as_program_lead = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # A material edit dismisses earlier approvals; they stay as history.
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # One person counts once per round of review.
+            models.UniqueConstraint(
+                fields=["exception", "approver"],
+                condition=Q(dismissed_at__isnull=True),
+                name="approval_one_per_person",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} by {self.approver_id}"

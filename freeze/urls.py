@@ -6,4 +6,10 @@ app_name = "freeze"
 
 urlpatterns = [
     path("", views.freeze_list, name="list"),
+    path("windows/<int:window_id>/", views.freeze_list, name="window"),
+    path("windows/<int:window_id>/levels/", views.levels_edit, name="levels"),
+    path("exceptions/new/", views.exception_new, name="exception-new"),
+    path("exceptions/<int:pk>/", views.exception_detail, name="exception"),
+    path("exceptions/<int:pk>/<slug:action>/", views.exception_act, name="exception-act"),
+    path("queues/", views.queues, name="queues"),
 ]

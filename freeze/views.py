@@ -1,5 +1,134 @@
-from django.shortcuts import render
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from core.audit import transitions_for
+from core.errors import ApplicationError
+from core.roles import PROGRAM_LEADS, has_role, in_team
+from freeze import selectors, services
+from freeze.forms import DecisionForm, ExceptionForm, levels_form_class
+from freeze.models import FreezeException, FreezeWindow
 
 
-def freeze_list(request):
-    return render(request, "freeze/freeze_list.html", {})
+def freeze_list(request, window_id: int | None = None):
+    window = get_object_or_404(FreezeWindow, pk=window_id) if window_id else selectors.current_window()
+    rows = selectors.freeze_list(window)
+    layers: dict[str, list] = {}
+    for row in rows:
+        layers.setdefault(row["component"].get_layer_display(), []).append(row)
+    context = {
+        "window": window,
+        "in_force": window is not None and window.contains(timezone.now()),
+        "windows": FreezeWindow.objects.select_related("program"),
+        "layers": layers.items(),
+        "can_edit": has_role(request.user, PROGRAM_LEADS),
+    }
+    return render(request, "freeze/freeze_list.html", context)
+
+
+def levels_edit(request, window_id: int):
+    window = get_object_or_404(FreezeWindow, pk=window_id)
+    rows = selectors.freeze_list(window)
+    form_class = levels_form_class([row["component"] for row in rows])
+    form = form_class(request.POST or None, initial={row["component"].key: row["level"] for row in rows})
+    if request.method == "POST" and form.is_valid():
+        reason = form.cleaned_data.pop("reason")
+        try:
+            changed = services.freeze_levels_set(
+                actor=request.user, window=window, levels=form.cleaned_data, reason=reason
+            )
+        except (ApplicationError, PermissionDenied) as exc:
+            messages.error(request, str(getattr(exc, "message", exc)))
+        else:
+            messages.success(request, f"{changed} level(s) changed in '{window.name}'.")
+            return redirect("freeze:window", window_id=window.pk)
+    return render(request, "freeze/levels_edit.html", {"window": window, "form": form, "rows": rows})
+
+
+def exception_new(request):
+    initial = {"component": request.GET.get("component")}
+    form = ExceptionForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            exception = services.exception_create(requester=request.user, **form.cleaned_data)
+        except (ApplicationError, PermissionDenied) as exc:
+            field = exc.errors[0]["field"] if isinstance(exc, ApplicationError) and exc.errors else None
+            form.add_error(field if field in form.fields else None, str(getattr(exc, "message", exc)))
+        else:
+            messages.success(request, "Draft saved. Submit it when it is ready for review.")
+            return redirect("freeze:exception", pk=exception.pk)
+    return render(request, "freeze/exception_form.html", {"form": form})
+
+
+def queues(request):
+    mine = selectors.exceptions_list().filter(requester=request.user)
+    awaiting = selectors.exceptions_awaiting(request.user)
+    return render(request, "freeze/queues.html", {"mine": mine, "awaiting": awaiting})
+
+
+def _actions(user, exception: FreezeException) -> dict[str, bool]:
+    status = exception.effective_status
+    is_party = user.pk in (exception.requester_id, exception.last_editor_id)
+    may_decide = not is_party and (
+        has_role(user, PROGRAM_LEADS) or in_team(user, exception.component.owner_team)
+    )
+    already = any(a.approver_id == user.pk and a.dismissed_at is None for a in exception.approvals.all())
+    return {
+        "submit": status == "draft" and user.pk == exception.requester_id,
+        "approve": status == "submitted" and may_decide and not already,
+        "reject": status == "submitted" and may_decide and not already,
+        "withdraw": status in ("draft", "submitted", "approved") and user.pk == exception.requester_id,
+        "revoke": status == "approved" and has_role(user, PROGRAM_LEADS),
+    }
+
+
+def _exception_context(request, pk: int, form=None) -> dict:
+    exception = get_object_or_404(
+        FreezeException.objects.select_related(
+            "component", "window__program", "requester", "last_editor"
+        ).prefetch_related("approvals__approver"),
+        pk=pk,
+    )
+    return {
+        "exception": exception,
+        "history": transitions_for(exception).order_by("-at", "-id"),
+        "actions": _actions(request.user, exception),
+        "form": form or DecisionForm(),
+    }
+
+
+def exception_detail(request, pk: int):
+    return render(request, "freeze/exception_detail.html", _exception_context(request, pk))
+
+
+ACTIONS = {
+    "submit": lambda user, e, text: services.exception_submit(requester=user, exception=e),
+    "approve": lambda user, e, text: services.exception_approve(approver=user, exception=e, comment=text),
+    "reject": lambda user, e, text: services.exception_reject(approver=user, exception=e, reason=text),
+    "withdraw": lambda user, e, text: services.exception_withdraw(requester=user, exception=e, reason=text),
+    "revoke": lambda user, e, text: services.exception_revoke(lead=user, exception=e, reason=text),
+}
+
+
+@require_POST
+def exception_act(request, pk: int, action: str):
+    if action not in ACTIONS:
+        raise PermissionDenied("Unknown action.")
+    exception = get_object_or_404(FreezeException, pk=pk)
+    form = DecisionForm(request.POST)
+    form.is_valid()
+    try:
+        ACTIONS[action](request.user, exception, form.cleaned_data.get("comment", ""))
+    except (ApplicationError, PermissionDenied) as exc:
+        form.add_error(
+            "comment" if getattr(exc, "status", None) == 400 else None, str(getattr(exc, "message", exc))
+        )
+    else:
+        messages.success(request, f"Exception {action} recorded.")
+        form = None
+    template = "freeze/_exception_body.html" if request.htmx else "freeze/exception_detail.html"
+    return render(request, template, _exception_context(request, pk, form))

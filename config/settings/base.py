@@ -169,6 +169,11 @@ CELERY_TIMEZONE = "UTC"
 # Every periodic schedule lives here.
 CELERY_BEAT_SCHEDULE: dict = {
     "evaluate-open-gates": {"task": "program.tasks.evaluate_open_gates", "schedule": crontab(minute="*/15")},
+    "expire-exceptions": {"task": "freeze.tasks.expire_exceptions", "schedule": crontab(minute="*/5")},
+    "warn-expiring-exceptions": {
+        "task": "freeze.tasks.warn_expiring_exceptions",
+        "schedule": crontab(minute=7),
+    },
 }
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")

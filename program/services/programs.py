@@ -12,6 +12,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from metrics.models import MetricDefinition, System, Workload
+from program import signals
 from program.blueprints import blueprint_load
 from program.models import Criterion, Gate, Phase, Program
 
@@ -128,6 +129,7 @@ def program_create(
     transition_record(
         subject=program, action="created", actor=actor, to_state=program.status, data={"template": template}
     )
+    transaction.on_commit(lambda: signals.program_created.send(sender=Program, program_id=program.pk))
     return program
 
 
@@ -156,6 +158,7 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
             "after": {"planned_start": planned_start.isoformat(), "planned_end": planned_end.isoformat()},
         },
     )
+    transaction.on_commit(lambda: signals.phase_replanned.send(sender=Phase, phase_id=phase.pk))
     return phase
 
 

@@ -25,7 +25,8 @@ class Command(BaseCommand):
                 module = import_module(module_name)
             except ModuleNotFoundError:
                 continue
-            module.demo_load(users=users, stdout=self.stdout)
+            with transaction.atomic():  # a demo that fails half-way leaves nothing behind
+                module.demo_load(users=users, stdout=self.stdout)
         token = Token.objects.get(user=users["ingest"]).key
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")

@@ -1,0 +1,135 @@
+"""Demo freeze list: a window in force now (cutover stabilisation), the upcoming frontier window,
+components at every level, exceptions in every state — all through the services."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from freeze import services
+from freeze.models import Component, FreezeException, FreezeWindow
+from program.models import Program
+
+COMPONENTS = [
+    ("gpu-firmware", "GPU firmware and drivers", "hardware", "infra-hardware"),
+    ("ib-fabric", "InfiniBand fabric config", "network", "infra-hardware"),
+    ("nccl", "NCCL collectives", "communication", "training-platform"),
+    ("trainer-core", "Trainer core (parallelism, optimizer)", "training_framework", "training-platform"),
+    ("kernels", "Fused attention kernels", "training_framework", "training-platform"),
+    ("dataloader", "Streaming data loader", "data_pipeline", "data-platform"),
+    ("tokenizer-service", "Tokenizer service", "data_pipeline", "data-platform"),
+    ("checkpoint-store", "Checkpoint object store", "storage", "data-platform"),
+    ("serving-router", "Inference router", "inference", "inference-platform"),
+    ("batch-scheduler", "Cluster batch scheduler", "scheduler", "infra-hardware"),
+    ("metrics-agent", "Metrics agent and dashboards", "observability", "infra-hardware"),
+    ("ci-tooling", "CI and release tooling", "tooling", "training-platform"),
+]
+CUTOVER_LEVELS = {
+    "gpu-firmware": "frozen",
+    "nccl": "frozen",
+    "trainer-core": "approval",
+    "kernels": "approval",
+    "checkpoint-store": "approval",
+    "metrics-agent": "open",
+    "ci-tooling": "open",
+    "tokenizer-service": "open",
+}
+FRONTIER_LEVELS = {
+    "trainer-core": "frozen",
+    "kernels": "frozen",
+    "nccl": "frozen",
+    "gpu-firmware": "frozen",
+    "metrics-agent": "open",
+    "ci-tooling": "open",
+}
+
+
+def demo_load(*, users, stdout) -> None:
+    program = Program.objects.filter(slug="frontier-rebuild").first()
+    if program is None or FreezeWindow.objects.filter(program=program, phase__isnull=True).exists():
+        return
+    lead, lead2, engineer, owner = users["lead"], users["lead2"], users["engineer"], users["owner"]
+    for key, name, layer, team in COMPONENTS:
+        services.component_upsert(actor=lead, key=key, name=name, layer=layer, owner_team=team)
+    now = timezone.now().replace(second=0, microsecond=0)
+    cutover = services.window_create(
+        actor=lead,
+        program=program,
+        name="Cutover wave 2 stabilisation",
+        starts_at=now - timedelta(days=5),
+        ends_at=now + timedelta(days=20),
+    )
+    services.freeze_levels_set(actor=lead, window=cutover, levels=CUTOVER_LEVELS, reason="wave 2 goes live")
+    frontier = FreezeWindow.objects.filter(program=program, phase__kind="frontier").first()
+    if frontier is None:
+        frontier = services.window_for_frontier(program_id=program.pk)
+    services.freeze_levels_set(actor=lead, window=frontier, levels=FRONTIER_LEVELS, reason="framework freeze")
+
+    def file(component, title, risk, starts, hours, **text):
+        return services.exception_create(
+            requester=engineer,
+            component=Component.objects.get(key=component),
+            window=cutover,
+            title=title,
+            risk=risk,
+            change_starts_at=starts,
+            change_ends_at=starts + timedelta(hours=hours),
+            change=text.get("change", title),
+            justification=text.get("why", "Blocks the wave 2 migration."),
+            rollback_plan=text.get("rollback", "Redeploy the previous release; 15 minutes."),
+        )
+
+    file("kernels", "Try a faster softmax kernel", "low", now + timedelta(days=3), 6)  # stays a draft
+
+    waiting = file(
+        "trainer-core",
+        "Raise gradient-accumulation limit",
+        "medium",
+        now + timedelta(days=2),
+        12,
+        change="max_grad_accum 64 → 128 in trainer config.",
+        why="The 70B canary needs it to keep global batch size on fewer nodes.",
+    )
+    services.exception_submit(requester=engineer, exception=waiting)
+
+    live = file(
+        "checkpoint-store",
+        "Enable parallel shard upload",
+        "high",
+        now - timedelta(hours=2),
+        48,
+        change="checkpoint.upload_concurrency 4 → 16.",
+        why="Checkpoint saves are 9% slower than legacy.",
+        rollback="Set upload_concurrency back to 4; no restart needed.",
+    )
+    services.exception_submit(requester=engineer, exception=live)
+    services.exception_approve(approver=lead2, exception=live, comment="Tested on the canary cluster.")
+    services.exception_approve(approver=lead, exception=live, comment="Go.")
+
+    rejected = file("kernels", "Swap attention kernel mid-wave", "high", now + timedelta(days=1), 8)
+    services.exception_submit(requester=engineer, exception=rejected)
+    services.exception_reject(
+        approver=owner, exception=rejected, reason="Not during the wave; after cutover."
+    )
+
+    withdrawn = file(
+        "trainer-core", "Refactor optimizer state sharding", "medium", now + timedelta(days=4), 24
+    )
+    services.exception_submit(requester=engineer, exception=withdrawn)
+    services.exception_withdraw(requester=engineer, exception=withdrawn, reason="Not needed after all.")
+
+    old = file("trainer-core", "Hotfix NaN guard in loss scaling", "low", now - timedelta(days=4), 24)
+    services.exception_submit(requester=engineer, exception=old)
+    services.exception_approve(approver=owner, exception=old, comment="Small and safe.")
+    services.exceptions_expire()
+
+    revoked = file(
+        "trainer-core", "Switch checkpoint format to sharded safetensors", "low", now + timedelta(hours=6), 24
+    )
+    services.exception_submit(requester=engineer, exception=revoked)
+    services.exception_approve(approver=owner, exception=revoked)
+    services.exception_revoke(lead=lead, exception=revoked, reason="Restore tests failed on the new format.")
+
+    states = sorted(set(FreezeException.objects.values_list("status", flat=True)))
+    stdout.write(f"Loaded the freeze list: {len(COMPONENTS)} components, exceptions {', '.join(states)}.")

@@ -1,1 +1,0 @@
-"""freeze services."""

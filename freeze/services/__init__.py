@@ -1,0 +1,41 @@
+"""Every write and state change of the freeze app."""
+
+from freeze.services.exceptions import (
+    exception_approve,
+    exception_create,
+    exception_edit,
+    exception_reject,
+    exception_revoke,
+    exception_submit,
+    exception_withdraw,
+    exceptions_expire,
+    exceptions_warn_expiring,
+)
+from freeze.services.levels import (
+    component_upsert,
+    freeze_levels_export,
+    freeze_levels_import,
+    freeze_levels_set,
+    window_create,
+    window_for_frontier,
+    windows_follow_phase,
+)
+
+__all__ = [
+    "component_upsert",
+    "exception_approve",
+    "exception_create",
+    "exception_edit",
+    "exception_reject",
+    "exception_revoke",
+    "exception_submit",
+    "exception_withdraw",
+    "exceptions_expire",
+    "exceptions_warn_expiring",
+    "freeze_levels_export",
+    "freeze_levels_import",
+    "freeze_levels_set",
+    "window_create",
+    "window_for_frontier",
+    "windows_follow_phase",
+]

@@ -1,0 +1,184 @@
+"""Components, freeze windows and the levels of the freeze list (program leads)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime, time
+
+import yaml
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import PROGRAM_LEADS, require_role
+from freeze.models import Component, FreezeEntry, FreezeWindow, Level
+from program.models import Phase, Program
+
+
+@transaction.atomic
+def component_upsert(
+    *, actor, key: str, name: str, layer: str, owner_team: str, description: str = ""
+) -> Component:
+    require_role(actor, PROGRAM_LEADS, "manage components")
+    component, _ = Component.objects.update_or_create(
+        key=key, defaults={"name": name, "layer": layer, "owner_team": owner_team, "description": description}
+    )
+    return component
+
+
+@transaction.atomic
+def window_create(
+    *,
+    actor,
+    program: Program,
+    name: str,
+    starts_at: datetime,
+    ends_at: datetime,
+    default_level: str = Level.APPROVAL,
+) -> FreezeWindow:
+    require_role(actor, PROGRAM_LEADS, "create freeze windows")
+    if ends_at <= starts_at:
+        raise ApplicationError("ends_at must be after starts_at.", status=400, field="ends_at")
+    window = FreezeWindow.objects.create(
+        program=program, name=name, starts_at=starts_at, ends_at=ends_at, default_level=default_level
+    )
+    transition_record(subject=window, action="created", actor=actor, to_state=default_level)
+    return window
+
+
+def _phase_span(phase: Phase) -> tuple[datetime, datetime]:
+    from datetime import timedelta
+
+    start = timezone.make_aware(datetime.combine(phase.planned_start, time.min))
+    end = timezone.make_aware(datetime.combine(phase.planned_end + timedelta(days=1), time.min))
+    return start, end
+
+
+@transaction.atomic
+def window_for_frontier(*, program_id: int) -> FreezeWindow | None:
+    """The frontier sprint's default window: the framework is frozen, changes need approval."""
+    phase = Phase.objects.filter(program_id=program_id, kind=Phase.Kind.FRONTIER).first()
+    if phase is None or FreezeWindow.objects.filter(phase=phase).exists():
+        return None
+    starts_at, ends_at = _phase_span(phase)
+    window = FreezeWindow.objects.create(
+        program_id=program_id,
+        phase=phase,
+        name=f"{phase.name} freeze",
+        starts_at=starts_at,
+        ends_at=ends_at,
+        default_level=Level.APPROVAL,
+    )
+    transition_record(
+        subject=window,
+        action="created",
+        to_state=window.default_level,
+        reason="default window of the frontier sprint",
+    )
+    return window
+
+
+@transaction.atomic
+def windows_follow_phase(*, phase_id: int) -> int:
+    """Windows attached to a phase move with its re-planned dates."""
+    phase = Phase.objects.get(pk=phase_id)
+    starts_at, ends_at = _phase_span(phase)
+    moved = 0
+    for window in FreezeWindow.objects.select_for_update().filter(phase=phase):
+        before = f"{window.starts_at:%Y-%m-%d} – {window.ends_at:%Y-%m-%d}"
+        window.starts_at, window.ends_at = starts_at, ends_at
+        window.save(update_fields=["starts_at", "ends_at"])
+        transition_record(subject=window, action="moved", reason=f"phase re-planned (was {before})")
+        moved += 1
+    return moved
+
+
+@transaction.atomic
+def freeze_levels_set(*, actor, window: FreezeWindow, levels: dict[str, str], reason: str = "") -> int:
+    """Set levels by component key; returns how many changed. History: pghistory + one transition each."""
+    require_role(actor, PROGRAM_LEADS, "set freeze levels")
+    components = {c.key: c for c in Component.objects.filter(key__in=list(levels))}
+    errors = [
+        {"field": f"levels.{key}", "message": f"unknown component '{key}'."}
+        for key in levels
+        if key not in components
+    ]
+    errors += [
+        {"field": f"levels.{key}", "message": f"'{level}' is not one of open, approval, frozen."}
+        for key, level in levels.items()
+        if level not in Level.values
+    ]
+    if errors:
+        raise ApplicationError(f"{len(errors)} level(s) refused; nothing changed.", status=400, errors=errors)
+    current = {e.component_id: e for e in FreezeEntry.objects.select_for_update().filter(window=window)}
+    changed = 0
+    for key, level in levels.items():
+        component = components[key]
+        entry = current.get(component.pk)
+        before = entry.level if entry else window.default_level
+        if entry is None:
+            FreezeEntry.objects.create(window=window, component=component, level=level)
+        elif entry.level != level:
+            entry.level = level
+            entry.save(update_fields=["level"])
+        if before != level:
+            transition_record(
+                subject=window,
+                action="level",
+                actor=actor,
+                from_state=before,
+                to_state=level,
+                reason=reason,
+                data={"component": key},
+            )
+            changed += 1
+    return changed
+
+
+LEVEL_COLUMNS = ("component", "layer", "owner_team", "level")
+
+
+def freeze_levels_export(*, window: FreezeWindow, fmt: str) -> str:
+    entries = dict(FreezeEntry.objects.filter(window=window).values_list("component_id", "level"))
+    rows = [
+        {
+            "component": c.key,
+            "layer": c.layer,
+            "owner_team": c.owner_team,
+            "level": entries.get(c.pk, window.default_level),
+        }
+        for c in Component.objects.all()
+    ]
+    if fmt == "yaml":
+        return yaml.safe_dump({"window": window.name, "levels": rows}, sort_keys=False)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=LEVEL_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def freeze_levels_import(*, actor, window: FreezeWindow, text: str, fmt: str, reason: str = "") -> int:
+    """Levels from a CSV (component,level columns) or YAML ({levels: [{component, level}]}) export."""
+    try:
+        if fmt == "yaml":
+            document = yaml.safe_load(text) or {}
+            rows = document.get("levels", []) if isinstance(document, dict) else None
+        else:
+            rows = list(csv.DictReader(io.StringIO(text)))
+    except (yaml.YAMLError, csv.Error) as exc:
+        raise ApplicationError(
+            f"The file is not valid {fmt.upper()}: {exc}", status=400, field="file"
+        ) from exc
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and "component" in r and "level" in r for r in rows
+    ):
+        raise ApplicationError("Each row needs 'component' and 'level'.", status=400, field="file")
+    return freeze_levels_set(
+        actor=actor,
+        window=window,
+        levels={str(r["component"]): str(r["level"]) for r in rows},
+        reason=reason or f"imported from {fmt.upper()}",
+    )
