@@ -74,15 +74,15 @@ class LevelRow(serializers.Serializer):
 
 @extend_schema(tags=["freeze"])
 class WindowLevels(APIView):
-    """GET the freeze list of a window; POST {"levels": {...}} sets levels (program leads); ?format=csv|yaml exports."""
+    """GET the freeze list of a window; POST {"levels": {...}} sets levels (program leads); ?export=csv|yaml downloads."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["json", "csv", "yaml"])],
+        parameters=[OpenApiParameter("export", str, enum=["csv", "yaml"])],
         responses=LevelRow(many=True),
     )
     def get(self, request, pk):
         window = get_object_or_404(FreezeWindow, pk=pk)
-        fmt = request.query_params.get("format", "json")
+        fmt = request.query_params.get("export", "")
         if fmt in ("csv", "yaml"):
             body = services.freeze_levels_export(window=window, fmt=fmt)
             response = HttpResponse(body, content_type="text/csv" if fmt == "csv" else "application/yaml")

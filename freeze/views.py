@@ -114,6 +114,15 @@ ACTIONS = {
 }
 
 
+DONE = {
+    "submit": "Submitted: the approvers have been notified.",
+    "approve": "Your approval is recorded.",
+    "reject": "Rejected: the requester has been notified.",
+    "withdraw": "Withdrawn.",
+    "revoke": "Revoked: the change is no longer allowed.",
+}
+
+
 @require_POST
 def exception_act(request, pk: int, action: str):
     if action not in ACTIONS:
@@ -128,7 +137,7 @@ def exception_act(request, pk: int, action: str):
             "comment" if getattr(exc, "status", None) == 400 else None, str(getattr(exc, "message", exc))
         )
     else:
-        messages.success(request, f"Exception {action} recorded.")
+        messages.success(request, DONE[action])
         form = None
     template = "freeze/_exception_body.html" if request.htmx else "freeze/exception_detail.html"
     return render(request, template, _exception_context(request, pk, form))

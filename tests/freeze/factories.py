@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from freeze import services
+from freeze.models import Component, FreezeWindow
+from tests.program.factories import make_program, metrics_for_template
+
+
+def freeze_setup(lead) -> dict:
+    """A program, a window in force now (default approval), and components at each level."""
+    metrics_for_template()
+    program = make_program(lead)
+    now = timezone.now()
+    window = FreezeWindow.objects.create(
+        program=program,
+        name="Wave 2",
+        starts_at=now - timedelta(days=1),
+        ends_at=now + timedelta(days=10),
+        default_level="approval",
+    )
+    components = {
+        key: Component.objects.create(
+            key=key, name=key, layer="training_framework", owner_team="training-platform"
+        )
+        for key in ("trainer", "kernels", "dashboards")
+    }
+    services.freeze_levels_set(actor=lead, window=window, levels={"kernels": "frozen", "dashboards": "open"})
+    return {"program": program, "window": window, "now": now, **components}
+
+
+def exception_payload(**changes) -> dict:
+    now = timezone.now()
+    payload = {
+        "component": "trainer",
+        "title": "Raise grad accumulation",
+        "change": "max_grad_accum 64 -> 128",
+        "justification": "The canary needs it.",
+        "risk": "medium",
+        "rollback_plan": "Set it back; 5 minutes.",
+        "change_starts_at": (now + timedelta(hours=1)).isoformat(),
+        "change_ends_at": (now + timedelta(hours=5)).isoformat(),
+    }
+    payload.update(changes)
+    return payload
