@@ -10,6 +10,7 @@ urlpatterns = [
     path("windows/<int:window_id>/levels/", views.levels_edit, name="levels"),
     path("exceptions/new/", views.exception_new, name="exception-new"),
     path("exceptions/<int:pk>/", views.exception_detail, name="exception"),
+    path("exceptions/<int:pk>/edit/", views.exception_edit, name="exception-edit"),
     path("exceptions/<int:pk>/<slug:action>/", views.exception_act, name="exception-act"),
     path("queues/", views.queues, name="queues"),
 ]

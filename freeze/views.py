@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from core.audit import transitions_for
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, has_role, in_team
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role, in_team
 from freeze import selectors, services
 from freeze.forms import DecisionForm, ExceptionForm, levels_form_class
 from freeze.models import FreezeException, FreezeWindow
@@ -64,6 +64,31 @@ def exception_new(request):
     return render(request, "freeze/exception_form.html", {"form": form})
 
 
+EDITABLE = ("title", "change", "justification", "risk", "rollback_plan", "change_starts_at", "change_ends_at")
+
+
+def exception_edit(request, pk: int):
+    exception = get_object_or_404(FreezeException.objects.select_related("component", "window"), pk=pk)
+    initial = {field: getattr(exception, field) for field in EDITABLE}
+    form = ExceptionForm(
+        request.POST or None,
+        initial={**initial, "component": exception.component.key, "window": exception.window},
+    )
+    form.fields["component"].disabled = form.fields["window"].disabled = True
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.exception_edit(
+                editor=request.user, exception=exception, changes={f: form.cleaned_data[f] for f in EDITABLE}
+            )
+        except (ApplicationError, PermissionDenied) as exc:
+            field = exc.errors[0]["field"] if isinstance(exc, ApplicationError) and exc.errors else None
+            form.add_error(field if field in form.fields else None, str(getattr(exc, "message", exc)))
+        else:
+            messages.success(request, "Saved. A material change after submission needs approval again.")
+            return redirect("freeze:exception", pk=pk)
+    return render(request, "freeze/exception_form.html", {"form": form, "exception": exception})
+
+
 def queues(request):
     mine = selectors.exceptions_list().filter(requester=request.user)
     awaiting = selectors.exceptions_awaiting(request.user)
@@ -78,6 +103,7 @@ def _actions(user, exception: FreezeException) -> dict[str, bool]:
     )
     already = any(a.approver_id == user.pk and a.dismissed_at is None for a in exception.approvals.all())
     return {
+        "edit": status in ("draft", "submitted", "approved") and has_role(user, FRAMEWORK_ENGINEERS),
         "submit": status == "draft" and user.pk == exception.requester_id,
         "approve": status == "submitted" and may_decide and not already,
         "reject": status == "submitted" and may_decide and not already,

@@ -10,6 +10,7 @@ urlpatterns = [
     path("gates/<int:pk>/decide/", views.gate_decide, name="gate-decide"),
     path("gates/<int:pk>/evaluate/", views.gate_evaluate, name="gate-evaluate"),
     path("gates/<int:pk>/reopen/", views.gate_reopen, name="gate-reopen"),
+    path("criteria/<int:pk>/attest/", views.criterion_attest, name="criterion-attest"),
     path("<slug:slug>/", views.program_detail, name="detail"),
     path("<slug:slug>/advance/", views.program_advance, name="advance"),
 ]

@@ -12,7 +12,7 @@ from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, has_role
 from program import selectors, services
 from program.forms import DecisionForm, ReopenForm
-from program.models import Gate, Phase, Program
+from program.models import Criterion, Gate, Phase, Program
 
 
 def program_list(request):
@@ -120,6 +120,19 @@ def gate_reopen(request, pk: int):
             messages.success(request, f"Gate '{gate.name}' reopened.")
             form = None
     return _render_decision_panel(request, gate, reopen_form=form)
+
+
+@require_POST
+def criterion_attest(request, pk: int):
+    criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
+    try:
+        services.criterion_attest(actor=request.user, criterion=criterion, link=request.POST.get("link", ""))
+    except (ApplicationError, PermissionDenied) as exc:
+        messages.error(request, str(getattr(exc, "message", exc)))
+    else:
+        services.gate_evaluate(gate=criterion.gate, actor=request.user)
+        messages.success(request, f"Attested: {criterion.name}.")
+    return _render_decision_panel(request, criterion.gate)
 
 
 @require_POST

@@ -64,3 +64,15 @@ def test_viewer_sees_no_decision_form(page, demo):
     page.goto(f"/programs/gates/{gate.pk}/")
     assert page.locator("button:has-text('Record decision')").count() == 0
     assert "Program leads decide gates." in page.inner_text("main")
+
+
+@pytest.mark.browser
+def test_lead_attests_a_manual_criterion_on_the_page(page, demo):
+    gate = Gate.objects.get(phase__kind="frontier", kind="exit")
+    sign_in(page, "lead")
+    page.goto(f"/programs/gates/{gate.pk}/")
+    page.fill("input[name=link]", "https://wiki.example.com/freeze")
+    page.click("button:has-text('Attest')")
+    page.wait_for_selector("text=Attested: Freeze list in force for the whole sprint.")
+    gate.refresh_from_db()
+    assert gate.status == "ready"

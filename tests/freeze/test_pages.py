@@ -1,0 +1,104 @@
+"""Freeze pages through the Django client: editing, levels, refusals shown on the form."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from freeze import services
+from freeze.models import FreezeEntry, FreezeException
+from tests.freeze.factories import freeze_setup
+
+
+@pytest.fixture
+def approved(db, lead, engineer, component_owner):
+    ref = freeze_setup(lead)
+    exception = services.exception_create(
+        requester=engineer,
+        component=ref["trainer"],
+        title="t",
+        change="c",
+        justification="j",
+        risk="low",
+        rollback_plan="r",
+        change_starts_at=ref["now"] + timedelta(hours=1),
+        change_ends_at=ref["now"] + timedelta(hours=2),
+    )
+    services.exception_submit(requester=engineer, exception=exception)
+    services.exception_approve(approver=component_owner, exception=exception)
+    return exception
+
+
+def form_data(exception, **changes):
+    data = {
+        "title": exception.title,
+        "change": exception.change,
+        "justification": exception.justification,
+        "risk": exception.risk,
+        "rollback_plan": exception.rollback_plan,
+        "change_starts_at": exception.change_starts_at.strftime("%Y-%m-%dT%H:%M"),
+        "change_ends_at": exception.change_ends_at.strftime("%Y-%m-%dT%H:%M"),
+    }
+    data.update(changes)
+    return data
+
+
+def test_material_edit_on_the_page_sends_it_back_for_approval(client, engineer, approved):
+    client.force_login(engineer)
+    response = client.post(f"/freeze/exceptions/{approved.pk}/edit/", form_data(approved, change="c2"))
+    assert response.status_code == 302
+    assert FreezeException.objects.get(pk=approved.pk).status == "submitted"
+
+
+def test_edit_refusal_is_shown_on_the_field(client, engineer, approved):
+    client.force_login(engineer)
+    bad = form_data(
+        approved, change_ends_at=(approved.change_starts_at - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    )
+    response = client.post(f"/freeze/exceptions/{approved.pk}/edit/", bad)
+    assert response.status_code == 200
+    assert "change_ends_at must be after" in response.content.decode()
+    assert FreezeException.objects.get(pk=approved.pk).status == "approved"
+
+
+def test_lead_edits_all_levels_on_one_page(client, lead, approved):
+    client.force_login(lead)
+    window = approved.window
+    page = client.get(f"/freeze/windows/{window.pk}/levels/")
+    assert page.status_code == 200
+    response = client.post(
+        f"/freeze/windows/{window.pk}/levels/",
+        {"trainer": "frozen", "kernels": "approval", "dashboards": "open", "reason": "incident"},
+    )
+    assert response.status_code == 302
+    assert FreezeEntry.objects.get(component__key="trainer").level == "frozen"
+
+
+def test_non_lead_cannot_save_levels(client, engineer, approved):
+    client.force_login(engineer)
+    window = approved.window
+    client.post(
+        f"/freeze/windows/{window.pk}/levels/", {"trainer": "open", "kernels": "open", "dashboards": "open"}
+    )
+    assert not FreezeEntry.objects.filter(component__key="trainer").exists()
+
+
+def test_reject_without_reason_shows_the_error(client, engineer, lead, db):
+    ref = freeze_setup(lead)
+    exception = services.exception_create(
+        requester=engineer,
+        component=ref["trainer"],
+        title="t",
+        change="c",
+        justification="j",
+        risk="low",
+        rollback_plan="r",
+        change_starts_at=ref["now"] + timedelta(hours=1),
+        change_ends_at=ref["now"] + timedelta(hours=2),
+    )
+    services.exception_submit(requester=engineer, exception=exception)
+    client.force_login(lead)
+    response = client.post(f"/freeze/exceptions/{exception.pk}/reject/", {"comment": ""})
+    assert "Say why." in response.content.decode()
+    assert FreezeException.objects.get(pk=exception.pk).status == "submitted"
