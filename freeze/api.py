@@ -324,10 +324,13 @@ class CommentInput(serializers.Serializer):
 
 
 def _transition_view(name: str, call, input_serializer):
-    @extend_schema(
-        tags=["freeze"], request=input_serializer, responses=ExceptionOutput, operation_id=f"exception_{name}"
-    )
     class View(APIView):
+        @extend_schema(
+            tags=["freeze"],
+            request=input_serializer,
+            responses=ExceptionOutput,
+            operation_id=f"freeze_exceptions_{name}",
+        )
         def post(self, request, pk):
             data = input_serializer(data=request.data)
             data.is_valid(raise_exception=True)

@@ -152,10 +152,14 @@ def freeze_list(window: FreezeWindow | None) -> list[dict]:
 
 
 def exceptions_list() -> QuerySet[FreezeException]:
-    return FreezeException.objects.select_related("component", "window", "requester", "last_editor").annotate(
-        approval_count=Count(
-            "approvals", filter=Q(approvals__verdict="approve", approvals__dismissed_at__isnull=True)
+    return (
+        FreezeException.objects.select_related("component", "window", "requester", "last_editor")
+        .annotate(
+            approval_count=Count(
+                "approvals", filter=Q(approvals__verdict="approve", approvals__dismissed_at__isnull=True)
+            )
         )
+        .order_by("-created_at", "-id")
     )
 
 

@@ -153,6 +153,8 @@ SPECTACULAR_SETTINGS = {
         "GateKindEnum": "program.models.Gate.Kind",
         "GateStatusEnum": "program.models.Gate.Status",
         "CriterionKindEnum": "program.models.Criterion.Kind",
+        "GateDecisionEnum": "program.models.Decision.Verdict",
+        "FreezeDecisionEnum": ["allowed", "needs_approval", "forbidden"],
     },
 }
 
