@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.freeze_list, name="list"),
     path("windows/<int:window_id>/", views.freeze_list, name="window"),
     path("windows/<int:window_id>/levels/", views.levels_edit, name="levels"),
+    path("windows/<int:window_id>/levels/import/", views.levels_import, name="levels-import"),
     path("exceptions/new/", views.exception_new, name="exception-new"),
     path("exceptions/<int:pk>/", views.exception_detail, name="exception"),
     path("exceptions/<int:pk>/edit/", views.exception_edit, name="exception-edit"),

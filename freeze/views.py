@@ -49,6 +49,26 @@ def levels_edit(request, window_id: int):
     return render(request, "freeze/levels_edit.html", {"window": window, "form": form, "rows": rows})
 
 
+@require_POST
+def levels_import(request, window_id: int):
+    window = get_object_or_404(FreezeWindow, pk=window_id)
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise ApplicationError("Choose a CSV or YAML file.", status=400, field="file")
+        fmt = "yaml" if upload.name.endswith((".yaml", ".yml")) else "csv"
+        changed = services.freeze_levels_import(
+            actor=request.user, window=window, text=upload.read().decode("utf-8-sig"), fmt=fmt
+        )
+    except (ApplicationError, PermissionDenied) as exc:
+        messages.error(request, str(getattr(exc, "message", exc)))
+    except UnicodeDecodeError:
+        messages.error(request, "The file is not UTF-8.")
+    else:
+        messages.success(request, f"Imported: {changed} level(s) changed.")
+    return redirect("freeze:levels", window_id=window.pk)
+
+
 def exception_new(request):
     initial = {"component": request.GET.get("component")}
     form = ExceptionForm(request.POST or None, initial=initial)

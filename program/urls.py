@@ -6,6 +6,7 @@ app_name = "program"
 
 urlpatterns = [
     path("", views.program_list, name="list"),
+    path("new/", views.program_new, name="new"),
     path("gates/<int:pk>/", views.gate_detail, name="gate"),
     path("gates/<int:pk>/decide/", views.gate_decide, name="gate-decide"),
     path("gates/<int:pk>/evaluate/", views.gate_evaluate, name="gate-evaluate"),

@@ -11,12 +11,29 @@ from core.charts import compare_bars
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, has_role
 from program import selectors, services
-from program.forms import DecisionForm, ReopenForm
+from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.models import Criterion, Gate, Phase, Program
 
 
 def program_list(request):
     return render(request, "program/program_list.html", {"programs": selectors.programs_list()})
+
+
+def program_new(request):
+    form = ProgramForm(
+        request.POST or None,
+        initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            program = services.program_create(actor=request.user, **form.cleaned_data)
+        except (ApplicationError, PermissionDenied) as exc:
+            field = exc.errors[0]["field"] if isinstance(exc, ApplicationError) and exc.errors else None
+            form.add_error(field if field in form.fields else None, str(getattr(exc, "message", exc)))
+        else:
+            messages.success(request, f"Created {program.name} from {program.template}.")
+            return redirect("program:detail", slug=program.slug)
+    return render(request, "program/program_form.html", {"form": form})
 
 
 def program_detail(request, slug: str):

@@ -102,3 +102,14 @@ def test_reject_without_reason_shows_the_error(client, engineer, lead, db):
     response = client.post(f"/freeze/exceptions/{exception.pk}/reject/", {"comment": ""})
     assert "Say why." in response.content.decode()
     assert FreezeException.objects.get(pk=exception.pk).status == "submitted"
+
+
+def test_levels_import_from_the_page(client, lead, approved):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(lead)
+    window = approved.window
+    upload = SimpleUploadedFile("levels.csv", b"component,level\ntrainer,frozen\n")
+    response = client.post(f"/freeze/windows/{window.pk}/levels/import/", {"file": upload})
+    assert response.status_code == 302
+    assert FreezeEntry.objects.get(component__key="trainer").level == "frozen"

@@ -152,3 +152,39 @@ def test_replan_refuses_reversed_dates_and_missing_reason(as_user, lead, ref):
         format="json",
     )
     assert no_reason.status_code == 400
+
+
+def test_lead_creates_a_program_on_the_page(client, lead, ref):
+    client.force_login(lead)
+    assert client.get("/programs/new/").status_code == 200
+    response = client.post(
+        "/programs/new/",
+        {
+            "slug": "next",
+            "name": "Next",
+            "start_date": "2027-01-01",
+            "baseline": "legacy",
+            "candidate": "rebuilt",
+            "template": "rebuild-14m",
+        },
+    )
+    assert response.status_code == 302
+    assert Program.objects.get(slug="next").phases.count() == 4
+
+
+def test_program_page_form_shows_refusals(client, engineer, ref):
+    client.force_login(engineer)
+    response = client.post(
+        "/programs/new/",
+        {
+            "slug": "next",
+            "name": "Next",
+            "start_date": "2027-01-01",
+            "baseline": "legacy",
+            "candidate": "rebuilt",
+            "template": "rebuild-14m",
+        },
+    )
+    assert response.status_code == 200
+    assert "Only a program lead may create programs." in response.content.decode()
+    assert not Program.objects.exists()
