@@ -7,7 +7,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core.audit import transitions_for
-from core.errors import ApplicationError
+from core.forms import SERVICE_ERRORS, add_service_error, error_message
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role, in_team
 from freeze import selectors, services
 from freeze.forms import DecisionForm, ExceptionForm, levels_form_class
@@ -41,8 +41,8 @@ def levels_edit(request, window_id: int):
             changed = services.freeze_levels_set(
                 actor=request.user, window=window, levels=form.cleaned_data, reason=reason
             )
-        except (ApplicationError, PermissionDenied) as exc:
-            messages.error(request, str(getattr(exc, "message", exc)))
+        except SERVICE_ERRORS as exc:
+            messages.error(request, error_message(exc))
         else:
             messages.success(request, f"{changed} level(s) changed in '{window.name}'.")
             return redirect("freeze:window", window_id=window.pk)
@@ -53,15 +53,16 @@ def levels_edit(request, window_id: int):
 def levels_import(request, window_id: int):
     window = get_object_or_404(FreezeWindow, pk=window_id)
     upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a CSV or YAML file.")
+        return redirect("freeze:levels", window_id=window.pk)
+    fmt = "yaml" if upload.name.endswith((".yaml", ".yml")) else "csv"
     try:
-        if upload is None:
-            raise ApplicationError("Choose a CSV or YAML file.", status=400, field="file")
-        fmt = "yaml" if upload.name.endswith((".yaml", ".yml")) else "csv"
         changed = services.freeze_levels_import(
             actor=request.user, window=window, text=upload.read().decode("utf-8-sig"), fmt=fmt
         )
-    except (ApplicationError, PermissionDenied) as exc:
-        messages.error(request, str(getattr(exc, "message", exc)))
+    except SERVICE_ERRORS as exc:
+        messages.error(request, error_message(exc))
     except UnicodeDecodeError:
         messages.error(request, "The file is not UTF-8.")
     else:
@@ -75,9 +76,8 @@ def exception_new(request):
     if request.method == "POST" and form.is_valid():
         try:
             exception = services.exception_create(requester=request.user, **form.cleaned_data)
-        except (ApplicationError, PermissionDenied) as exc:
-            field = exc.errors[0]["field"] if isinstance(exc, ApplicationError) and exc.errors else None
-            form.add_error(field if field in form.fields else None, str(getattr(exc, "message", exc)))
+        except SERVICE_ERRORS as exc:
+            add_service_error(form, exc)
         else:
             messages.success(request, "Draft saved. Submit it when it is ready for review.")
             return redirect("freeze:exception", pk=exception.pk)
@@ -100,9 +100,8 @@ def exception_edit(request, pk: int):
             services.exception_edit(
                 editor=request.user, exception=exception, changes={f: form.cleaned_data[f] for f in EDITABLE}
             )
-        except (ApplicationError, PermissionDenied) as exc:
-            field = exc.errors[0]["field"] if isinstance(exc, ApplicationError) and exc.errors else None
-            form.add_error(field if field in form.fields else None, str(getattr(exc, "message", exc)))
+        except SERVICE_ERRORS as exc:
+            add_service_error(form, exc)
         else:
             messages.success(request, "Saved. A material change after submission needs approval again.")
             return redirect("freeze:exception", pk=pk)
@@ -178,10 +177,8 @@ def exception_act(request, pk: int, action: str):
     form.is_valid()
     try:
         ACTIONS[action](request.user, exception, form.cleaned_data.get("comment", ""))
-    except (ApplicationError, PermissionDenied) as exc:
-        form.add_error(
-            "comment" if getattr(exc, "status", None) == 400 else None, str(getattr(exc, "message", exc))
-        )
+    except SERVICE_ERRORS as exc:
+        add_service_error(form, exc, fallback_field="comment")
     else:
         messages.success(request, DONE[action])
         form = None

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from core.audit import transitions_for_many
 from core.charts import compare_bars
-from core.errors import ApplicationError
+from core.forms import SERVICE_ERRORS, add_service_error, error_message
 from core.roles import PROGRAM_LEADS, has_role
 from program import selectors, services
 from program.forms import DecisionForm, ProgramForm, ReopenForm
@@ -27,9 +26,8 @@ def program_new(request):
     if request.method == "POST" and form.is_valid():
         try:
             program = services.program_create(actor=request.user, **form.cleaned_data)
-        except (ApplicationError, PermissionDenied) as exc:
-            field = exc.errors[0]["field"] if isinstance(exc, ApplicationError) and exc.errors else None
-            form.add_error(field if field in form.fields else None, str(getattr(exc, "message", exc)))
+        except SERVICE_ERRORS as exc:
+            add_service_error(form, exc)
         else:
             messages.success(request, f"Created {program.name} from {program.template}.")
             return redirect("program:detail", slug=program.slug)
@@ -108,8 +106,8 @@ def gate_decide(request, pk: int):
     if form.is_valid():
         try:
             services.gate_decide(gate=gate, lead=request.user, **form.cleaned_data)
-        except (ApplicationError, PermissionDenied) as exc:
-            form.add_error(_field_of(exc, default="decision"), str(getattr(exc, "message", exc)))
+        except SERVICE_ERRORS as exc:
+            add_service_error(form, exc, fallback_field="decision")
         else:
             messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
             form = None
@@ -131,8 +129,8 @@ def gate_reopen(request, pk: int):
     if form.is_valid():
         try:
             services.gate_reopen(gate=gate, lead=request.user, reason=form.cleaned_data["reason"])
-        except (ApplicationError, PermissionDenied) as exc:
-            form.add_error(_field_of(exc, default="reason"), str(getattr(exc, "message", exc)))
+        except SERVICE_ERRORS as exc:
+            add_service_error(form, exc, fallback_field="reason")
         else:
             messages.success(request, f"Gate '{gate.name}' reopened.")
             form = None
@@ -144,8 +142,8 @@ def criterion_attest(request, pk: int):
     criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
     try:
         services.criterion_attest(actor=request.user, criterion=criterion, link=request.POST.get("link", ""))
-    except (ApplicationError, PermissionDenied) as exc:
-        messages.error(request, str(getattr(exc, "message", exc)))
+    except SERVICE_ERRORS as exc:
+        messages.error(request, error_message(exc))
     else:
         services.gate_evaluate(gate=criterion.gate, actor=request.user)
         messages.success(request, f"Attested: {criterion.name}.")
@@ -159,16 +157,8 @@ def program_advance(request, slug: str):
         phase = services.program_advance(
             actor=request.user, program=program, reason=request.POST.get("reason", "")
         )
-    except (ApplicationError, PermissionDenied) as exc:
-        messages.error(request, str(getattr(exc, "message", exc)))
+    except SERVICE_ERRORS as exc:
+        messages.error(request, error_message(exc))
     else:
         messages.success(request, f"Now in {phase.name}." if phase else "Program completed.")
     return redirect("program:detail", slug=slug)
-
-
-def _field_of(exc: Exception, *, default: str) -> str | None:
-    """Form field an error belongs to (None for the form as a whole)."""
-    if isinstance(exc, ApplicationError) and exc.errors:
-        field = exc.errors[0].get("field")
-        return field if field in ("decision", "note", "reason") else None
-    return None if not isinstance(exc, ApplicationError) else default if exc.status == 400 else None

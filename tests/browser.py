@@ -1,11 +1,15 @@
-"""Real-Chromium fixtures (Debian's package, driven by Playwright). Imported by browser test modules."""
+"""Real-Chromium fixtures (Debian's package, driven by Playwright), loaded as a pytest plugin."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+
+from core.demo import DEMO_PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
@@ -48,3 +52,17 @@ def page(browser, live_server):
 def screenshot(page, name: str) -> None:
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def demo(transactional_db):
+    """The full demo (metrics, program, freeze), committed so the live server sees it."""
+    call_command("load_demo", stdout=io.StringIO())
+
+
+def sign_in(page, username: str = "viewer", password: str = DEMO_PASSWORD) -> None:
+    page.goto("/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()

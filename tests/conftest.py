@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
@@ -12,6 +14,16 @@ from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
 pytest_plugins = ["tests.browser"]
 
 PASSWORD = "correct-horse-battery"
+
+
+def wait_for(predicate, timeout: float = 20.0) -> bool:
+    """Poll until `predicate()` holds (work done by the real worker), at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def make_user(username: str, *groups: str, perms: tuple[str, ...] = ()) -> User:

@@ -14,6 +14,7 @@ from standardwebhooks.webhooks import Webhook
 from core.models import Delivery, WebhookEndpoint
 from core.notifications import notification_send
 from core.tasks import deliver_notification
+from tests.conftest import wait_for
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -43,15 +44,6 @@ class FlakyReceiver:
 
     def close(self) -> None:
         self.server.shutdown()
-
-
-def wait_for(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.fixture

@@ -45,3 +45,19 @@ def exception_payload(**changes) -> dict:
     }
     payload.update(changes)
     return payload
+
+
+def submitted_exception(engineer, component, now, **changes):
+    """An exception filed and submitted through the services, its change window starting in an hour."""
+    values = {
+        "title": "t",
+        "change": "c",
+        "justification": "j",
+        "risk": "low",
+        "rollback_plan": "r",
+        "change_starts_at": now + timedelta(hours=1),
+        "change_ends_at": now + timedelta(hours=2),
+    }
+    values.update(changes)
+    exception = services.exception_create(requester=engineer, component=component, **values)
+    return services.exception_submit(requester=engineer, exception=exception)

@@ -15,7 +15,7 @@ from core.models import Transition
 from freeze import services
 from freeze.models import Approval, FreezeException
 from tests.conftest import make_user
-from tests.freeze.factories import exception_payload, freeze_setup
+from tests.freeze.factories import exception_payload, freeze_setup, submitted_exception
 
 URL = "/api/v1/freeze-exceptions/"
 
@@ -238,18 +238,7 @@ def test_two_approvers_at_once_never_produce_two_decisions(lead):
     ref = freeze_setup(lead)
     engineer = make_user("engineer", "framework-engineers")
     owner = make_user("owner", "training-platform")
-    exception = services.exception_create(
-        requester=engineer,
-        component=ref["trainer"],
-        title="t",
-        change="c",
-        justification="j",
-        risk="medium",
-        rollback_plan="r",
-        change_starts_at=ref["now"] + timedelta(hours=1),
-        change_ends_at=ref["now"] + timedelta(hours=2),
-    )
-    services.exception_submit(requester=engineer, exception=exception)
+    exception = submitted_exception(engineer, ref["trainer"], ref["now"], risk="medium")
     barrier, results, lock = threading.Barrier(2), [], threading.Lock()
 
     def act(user, verdict):

@@ -14,7 +14,7 @@ from django.utils import timezone
 from core.models import Transition
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeWindow
 from program.models import Phase
-from tests.freeze.factories import freeze_setup
+from tests.freeze.factories import freeze_setup, submitted_exception
 
 CHECK = "/api/v1/freeze/check/"
 
@@ -148,7 +148,6 @@ def test_frontier_phase_gets_a_window_that_follows_it(lead, django_capture_on_co
     "path", ["/freeze/", "check", "/api/v1/freeze-exceptions/", "exception page", "/freeze/queues/"]
 )
 def test_constant_queries(client, lead, engineer, ref, path):
-    from freeze import services
 
     client.force_login(lead)
 
@@ -156,18 +155,7 @@ def test_constant_queries(client, lead, engineer, ref, path):
         for i in range(n):
             component = Component.objects.create(key=f"c{n}-{i}", name="c", layer="storage", owner_team="t")
             FreezeEntry.objects.create(window=ref["window"], component=component, level="approval")
-            exception = services.exception_create(
-                requester=engineer,
-                component=component,
-                title="t",
-                change="c",
-                justification="j",
-                risk="low",
-                rollback_plan="r",
-                change_starts_at=ref["now"] + timedelta(hours=1),
-                change_ends_at=ref["now"] + timedelta(hours=2),
-            )
-            services.exception_submit(requester=engineer, exception=exception)
+            submitted_exception(engineer, component, ref["now"])
 
     grow(1)
     first = FreezeException.objects.order_by("id").first()

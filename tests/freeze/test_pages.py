@@ -8,24 +8,13 @@ import pytest
 
 from freeze import services
 from freeze.models import FreezeEntry, FreezeException
-from tests.freeze.factories import freeze_setup
+from tests.freeze.factories import freeze_setup, submitted_exception
 
 
 @pytest.fixture
 def approved(db, lead, engineer, component_owner):
     ref = freeze_setup(lead)
-    exception = services.exception_create(
-        requester=engineer,
-        component=ref["trainer"],
-        title="t",
-        change="c",
-        justification="j",
-        risk="low",
-        rollback_plan="r",
-        change_starts_at=ref["now"] + timedelta(hours=1),
-        change_ends_at=ref["now"] + timedelta(hours=2),
-    )
-    services.exception_submit(requester=engineer, exception=exception)
+    exception = submitted_exception(engineer, ref["trainer"], ref["now"])
     services.exception_approve(approver=component_owner, exception=exception)
     return exception
 
@@ -86,18 +75,7 @@ def test_non_lead_cannot_save_levels(client, engineer, approved):
 
 def test_reject_without_reason_shows_the_error(client, engineer, lead, db):
     ref = freeze_setup(lead)
-    exception = services.exception_create(
-        requester=engineer,
-        component=ref["trainer"],
-        title="t",
-        change="c",
-        justification="j",
-        risk="low",
-        rollback_plan="r",
-        change_starts_at=ref["now"] + timedelta(hours=1),
-        change_ends_at=ref["now"] + timedelta(hours=2),
-    )
-    services.exception_submit(requester=engineer, exception=exception)
+    exception = submitted_exception(engineer, ref["trainer"], ref["now"])
     client.force_login(lead)
     response = client.post(f"/freeze/exceptions/{exception.pk}/reject/", {"comment": ""})
     assert "Say why." in response.content.decode()

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from freeze.models import FreezeException
-from tests.browser import screenshot
-
-
-@pytest.fixture
-def demo(transactional_db):
-    call_command("load_demo", stdout=io.StringIO())
-
-
-def sign_in(page, username):
-    page.goto("/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "rebuild-demo-2026")
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+from tests.browser import screenshot, sign_in
 
 
 @pytest.mark.browser

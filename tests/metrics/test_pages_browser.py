@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
-from django.core.management import call_command
 
-from tests.browser import screenshot
-
-
-@pytest.fixture
-def demo(transactional_db):
-    call_command("load_demo", stdout=io.StringIO())
-
-
-def sign_in(page, username="viewer"):
-    page.goto("/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "rebuild-demo-2026")
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+from tests.browser import screenshot, sign_in
 
 
 @pytest.mark.browser

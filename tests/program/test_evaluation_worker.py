@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -10,16 +9,8 @@ from django.utils import timezone
 
 from program import services
 from program.models import Evaluation, Gate
+from tests.conftest import wait_for
 from tests.program.factories import make_program, metrics_for_template
-
-
-def wait_for(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 @pytest.mark.services
