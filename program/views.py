@@ -11,7 +11,7 @@ from core.forms import SERVICE_ERRORS, add_service_error, error_message
 from core.roles import PROGRAM_LEADS, has_role
 from program import selectors, services
 from program.forms import DecisionForm, ProgramForm, ReopenForm
-from program.models import Criterion, Gate, Phase, Program
+from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
 
 
 def program_list(request):
@@ -54,9 +54,23 @@ def program_detail(request, slug: str):
             "phases": phases,
             "current": current,
             "waves": sorted(waves.items()),
-            "history": transitions_for_many(Phase, [p.pk for p in phases]).order_by("-at")[:12],
+            "history": _program_history(phases, list(program.migrations.all())),
         },
     )
+
+
+def _program_history(phases: list[Phase], migrations: list) -> list:
+    """Phase transitions and workload moves, newest first (two queries)."""
+    records = [
+        *transitions_for_many(Phase, [p.pk for p in phases]),
+        *transitions_for_many(WorkloadMigration, [m.pk for m in migrations]),
+    ]
+    names = {m.pk: m.workload.key for m in migrations}
+    for record in records:
+        record.subject_label = (
+            names.get(record.object_id, "") if record.action in ("state", "planned", "re-waved") else ""
+        )
+    return sorted(records, key=lambda r: (r.at, r.pk), reverse=True)[:15]
 
 
 def _gate_context(request, gate: Gate, form=None, reopen_form=None) -> dict:
