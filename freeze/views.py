@@ -31,6 +31,8 @@ def freeze_list(request, window_id: int | None = None):
 
 
 def levels_edit(request, window_id: int):
+    if not has_role(request.user, PROGRAM_LEADS):
+        raise PermissionDenied("Only program leads set freeze levels.")
     window = get_object_or_404(FreezeWindow, pk=window_id)
     rows = selectors.freeze_list(window)
     form_class = levels_form_class([row["component"] for row in rows])

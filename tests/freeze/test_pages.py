@@ -67,9 +67,11 @@ def test_lead_edits_all_levels_on_one_page(client, lead, approved):
 def test_non_lead_cannot_save_levels(client, engineer, approved):
     client.force_login(engineer)
     window = approved.window
-    client.post(
+    assert client.get(f"/freeze/windows/{window.pk}/levels/").status_code == 403
+    response = client.post(
         f"/freeze/windows/{window.pk}/levels/", {"trainer": "open", "kernels": "open", "dashboards": "open"}
     )
+    assert response.status_code == 403
     assert not FreezeEntry.objects.filter(component__key="trainer").exists()
 
 
