@@ -12,8 +12,13 @@ class DateTimeLocalInput(forms.DateTimeInput):
         super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
 
 
+class ComponentChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Component) -> str:
+        return f"{obj.name} ({obj.key}) — {obj.owner_team}"
+
+
 class ExceptionForm(forms.Form):
-    component = forms.ModelChoiceField(
+    component = ComponentChoiceField(
         queryset=Component.objects.all(),
         to_field_name="key",
         help_text="The component that changes during the freeze.",
