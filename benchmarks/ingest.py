@@ -148,6 +148,13 @@ def run_raw_copy(rows: list[dict], definition_id: int, system_ids: dict, workloa
     return elapsed
 
 
+def clear(definition) -> None:
+    """Remove earlier benchmark rows and vacuum, so no run inserts into an index bloated by the last."""
+    Observation.objects.filter(definition=definition).delete()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE metrics_observation")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -157,7 +164,7 @@ def main() -> None:
     args = parser.parse_args()
 
     definition, legacy, rebuilt, workload, token = reference_data()
-    Observation.objects.filter(definition=definition).delete()
+    clear(definition)
     connection.close()
     rows = make_rows(args.rows)
 
@@ -165,7 +172,7 @@ def main() -> None:
     raw_seconds = run_raw_copy(
         rows, definition.pk, {"bench-legacy": legacy.pk, "bench-rebuilt": rebuilt.pk}, workload.pk
     )
-    Observation.objects.filter(definition=definition).delete()
+    clear(definition)
 
     api_rate, raw_rate = args.rows / api_seconds, args.rows / raw_seconds
     print(f"rows: {args.rows:,} in batches of {args.batch:,}")

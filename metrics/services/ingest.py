@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -23,6 +24,10 @@ from metrics.models import IngestBatch, MetricDefinition, System, Workload
 from metrics.units import UnitError, unit_factor
 
 MAX_ROWS = 50_000
+# jsonb's binary wire format is a version byte (1) and the JSON text. Tags are encoded once here and
+# copied as raw bytes (declared bytea below), instead of through psycopg's per-row JSON dumper.
+JSONB_VERSION = b"\x01"
+EMPTY_TAGS = JSONB_VERSION + b"{}"
 CLOCK_SKEW = timedelta(minutes=5)
 IDEMPOTENCY_SCOPE = "observations.batch"
 
@@ -192,7 +197,8 @@ def _validate(rows: list[Any], lookups: _Lookups) -> tuple[list[tuple], list[dic
             errors.append({"index": index, "field": "tags", "message": "tags must be an object."})
         if len(errors) > row_errors:
             continue
-        natural_key = (definition.pk, system_id, workload_id, run_id, observed_at)
+        definition_id = definition.pk
+        natural_key = (definition_id, system_id, workload_id, run_id, observed_at)
         previous = seen.get(natural_key)
         if previous is not None:
             if previous[0] != value:
@@ -206,11 +212,11 @@ def _validate(rows: list[Any], lookups: _Lookups) -> tuple[list[tuple], list[dic
                 )
             continue
         seen[natural_key] = (value, index)
-        touched.add(definition.pk)
+        touched.add(definition_id)
         out.append(
             (
                 index,
-                definition.pk,
+                definition_id,
                 system_id,
                 workload_id,
                 value,
@@ -218,23 +224,23 @@ def _validate(rows: list[Any], lookups: _Lookups) -> tuple[list[tuple], list[dic
                 observed_at,
                 run_id,
                 source,
-                orjson.dumps(tags).decode() if tags else "{}",
+                JSONB_VERSION + orjson.dumps(tags) if tags else EMPTY_TAGS,
             )
         )
     return out, errors, touched
 
 
-COPY_TYPES = ["int4", "int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"]
+COPY_TYPES = ["int4", "int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "bytea"]
 TEMP_TABLE = """
 CREATE TEMP TABLE ingest_rows (
     idx int, definition_id bigint, system_id bigint, workload_id bigint, value float8, unit text,
-    observed_at timestamptz, run_id text, source text, tags text
+    observed_at timestamptz, run_id text, source text, tags jsonb
 ) ON COMMIT DROP
 """
 MOVE_ROWS = """
 INSERT INTO metrics_observation
     (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, batch_id)
-SELECT definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags::jsonb, %s
+SELECT definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, %s
 FROM ingest_rows
 ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at) DO NOTHING
 """
@@ -265,35 +271,75 @@ def _lock_references(raw, rows: list[tuple]) -> None:
             raise ApplicationError(MSG_REFERENCE_CHANGED, status=409)
 
 
+# Does any row of the batch belong to a run already stored? The natural key includes run_id, so when
+# none does, no row can collide and the batch is copied straight into the table.
+RUNS_EXIST = """
+SELECT 1 FROM metrics_observation
+WHERE (definition_id, system_id, workload_id, run_id) IN (
+    SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[])
+) LIMIT 1
+"""
+DIRECT_COPY = (
+    "COPY metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, "
+    "tags, batch_id) FROM STDIN (FORMAT BINARY)"
+)
+DIRECT_TYPES = ["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "bytea", "int8"]
+
+
+def _runs_exist(raw, rows: list[tuple]) -> bool:
+    runs = sorted({(row[1], row[2], row[3], row[7]) for row in rows})
+    raw.execute(RUNS_EXIST, [list(column) for column in zip(*runs, strict=True)])
+    return raw.fetchone() is not None
+
+
+def _copy_direct(raw, rows: list[tuple], batch_id: int) -> int:
+    with raw.copy(DIRECT_COPY) as copy:
+        copy.set_types(DIRECT_TYPES)
+        for row in rows:
+            copy.write_row((*row[1:], batch_id))
+    return len(rows)
+
+
 def _copy_and_move(rows: list[tuple], batch_id: int) -> int:
     with connection.cursor() as cursor:
         raw = cursor.cursor
         _lock_references(raw, rows)
-        raw.execute(TEMP_TABLE)
-        with raw.copy("COPY ingest_rows FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(COPY_TYPES)
-            for row in rows:
-                copy.write_row(row)
-        raw.execute(MOVE_ROWS, (batch_id,))
-        inserted = raw.rowcount
-        if inserted < len(rows):
-            raw.execute(CONFLICTS)
-            conflicts = raw.fetchall()
-            if conflicts:
-                raise ApplicationError(
-                    MSG_INVALID.format(count=len(conflicts), total=len(rows)),
-                    status=422,
-                    errors=[
-                        {
-                            "index": index,
-                            "field": "value",
-                            "message": f"already recorded with value {stored} for the same metric, system, "
-                            "workload, run_id and observed_at.",
-                        }
-                        for index, stored in conflicts
-                    ],
-                )
-        raw.execute("DROP TABLE ingest_rows")
+        if not _runs_exist(raw, rows):
+            try:
+                with transaction.atomic():  # a savepoint: only the direct copy is undone on a collision
+                    return _copy_direct(raw, rows, batch_id)
+            except psycopg.errors.UniqueViolation:
+                pass  # a concurrent batch stored the same new run first: merge row by row below
+        return _merge(raw, rows, batch_id)
+
+
+def _merge(raw, rows: list[tuple], batch_id: int) -> int:
+    """Rows of runs already stored: same value is a no-op, another value an error for that row."""
+    raw.execute(TEMP_TABLE)
+    with raw.copy("COPY ingest_rows FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(COPY_TYPES)
+        for row in rows:
+            copy.write_row(row)
+    raw.execute(MOVE_ROWS, (batch_id,))
+    inserted = raw.rowcount
+    if inserted < len(rows):
+        raw.execute(CONFLICTS)
+        conflicts = raw.fetchall()
+        if conflicts:
+            raise ApplicationError(
+                MSG_INVALID.format(count=len(conflicts), total=len(rows)),
+                status=422,
+                errors=[
+                    {
+                        "index": index,
+                        "field": "value",
+                        "message": f"already recorded with value {stored} for the same metric, system, "
+                        "workload, run_id and observed_at.",
+                    }
+                    for index, stored in conflicts
+                ],
+            )
+    raw.execute("DROP TABLE ingest_rows")
     return inserted
 
 

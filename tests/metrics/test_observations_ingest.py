@@ -232,3 +232,40 @@ def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_use
     with pytest.raises(ApplicationError, match="changed while it was written"):
         ingest._store(valid, touched, ["latency@1"], 1, ingest_user, "")
     assert Observation.objects.count() == 0
+
+
+def test_new_runs_take_the_direct_copy_and_keep_batch_and_tags(client, ref):
+    response = post(client, [row(0, run_id="fresh", tags={"host": "gpu-7"})])
+    assert response.status_code == 201
+    stored = Observation.objects.get(run_id="fresh")
+    assert stored.batch_id == response.json()["batch"]
+    assert stored.tags == {"host": "gpu-7"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_batches_of_the_same_new_run_at_once_store_it_once(ingest_user):
+    import threading
+
+    from django.db import connection
+
+    from metrics.services import observations_ingest
+
+    reference_data()
+    rows = [row(i, run_id="same-run") for i in range(50)]
+    barrier, results, errors = threading.Barrier(2), [], []
+
+    def push():
+        try:
+            barrier.wait()
+            results.append(observations_ingest(rows=rows, submitted_by=ingest_user).inserted)
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=push) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert errors == []
+    assert sorted(results) == [0, 50]
+    assert Observation.objects.count() == 50
