@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import Prefetch
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -14,7 +15,7 @@ from rest_framework.views import APIView
 from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
 from freeze import selectors, services
-from freeze.models import Component, FreezeException, FreezeWindow
+from freeze.models import Approval, Component, FreezeException, FreezeWindow
 from program.models import Program
 
 
@@ -72,6 +73,19 @@ class LevelRow(serializers.Serializer):
     explicit = serializers.BooleanField(help_text="False when the window's default applies.")
 
 
+def _levels_response(window: FreezeWindow) -> Response:
+    rows = [
+        {
+            "component": r["component"].key,
+            "layer": r["component"].layer,
+            "level": r["level"],
+            "explicit": r["explicit"],
+        }
+        for r in selectors.freeze_list(window)
+    ]
+    return Response(LevelRow(rows, many=True).data)
+
+
 @extend_schema(tags=["freeze"])
 class WindowLevels(APIView):
     """GET the freeze list of a window; POST {"levels": {...}} sets levels (program leads); ?export=csv|yaml downloads."""
@@ -88,16 +102,7 @@ class WindowLevels(APIView):
             response = HttpResponse(body, content_type="text/csv" if fmt == "csv" else "application/yaml")
             response["Content-Disposition"] = f'attachment; filename="freeze-{window.pk}.{fmt}"'
             return response
-        rows = [
-            {
-                "component": r["component"].key,
-                "layer": r["component"].layer,
-                "level": r["level"],
-                "explicit": r["explicit"],
-            }
-            for r in selectors.freeze_list(window)
-        ]
-        return Response(rows)
+        return _levels_response(window)
 
     @extend_schema(request=LevelsInput, responses=LevelRow(many=True))
     def post(self, request, pk):
@@ -105,7 +110,7 @@ class WindowLevels(APIView):
         data = LevelsInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.freeze_levels_set(actor=request.user, window=window, **data.validated_data)
-        return self.get(request, pk)
+        return _levels_response(window)
 
 
 @extend_schema(
@@ -128,7 +133,7 @@ class WindowLevelsImport(APIView):
         except UnicodeDecodeError as exc:
             raise ApplicationError("The file is not UTF-8.", status=400, field="file") from exc
         services.freeze_levels_import(actor=request.user, window=window, text=text, fmt=fmt)
-        return WindowLevels().get(request, pk)
+        return _levels_response(window)
 
 
 class CheckQuery(serializers.Serializer):
@@ -261,10 +266,6 @@ class ExceptionEdit(serializers.Serializer):
 
 
 def _with_approvals(queryset):
-    from django.db.models import Prefetch
-
-    from freeze.models import Approval
-
     return queryset.prefetch_related(
         Prefetch(
             "approvals", queryset=Approval.objects.select_related("approver"), to_attr="prefetched_approvals"

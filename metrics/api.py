@@ -18,6 +18,7 @@ from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
 from metrics import selectors, services
+from metrics.boundary import boundary_sentence, definition_changes
 from metrics.ingest_formats import decode_rows
 from metrics.models import (
     Direction,
@@ -104,8 +105,6 @@ class DefinitionOutput(serializers.ModelSerializer):
         ]
 
     def get_boundary(self, obj) -> str:
-        from metrics.boundary import boundary_sentence
-
         return boundary_sentence(obj)
 
 
@@ -439,8 +438,6 @@ def comparison_from_query(params) -> selectors.Comparison:
 
 
 def _refuse_incomparable(definition: MetricDefinition, other: MetricDefinition) -> None:
-    from metrics.boundary import definition_changes
-
     if other.pk == definition.pk:
         return
     if other.key != definition.key:

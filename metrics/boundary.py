@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from metrics.models import MetricDefinition, Phase
+from metrics.units import unit_dimension
 
 LABELS = dict(Phase.choices)
 
@@ -25,8 +26,6 @@ def boundary_sentence(definition: MetricDefinition) -> str:
 
 def boundary_key(definition: MetricDefinition) -> tuple:
     """Two definitions with equal keys measure the same thing the same way."""
-    from metrics.units import unit_dimension
-
     return (
         unit_dimension(definition.unit),
         definition.direction,

@@ -19,6 +19,7 @@ from program.models import (
     Program,
     WorkloadMigration,
 )
+from program.months import month_end
 
 
 def programs_list() -> QuerySet[Program]:
@@ -102,8 +103,6 @@ class Timeline:
 
 def program_timeline(program: Program, today: date | None = None) -> Timeline:
     """Positions (as % of the program span) for the timeline: planned vs actual, today, gates."""
-    from program.services.programs import month_end
-
     today = today or timezone.localdate()
     start, end = program.start_date, month_end(program.start_date, program.months)
     span = max((end - start).days, 1)

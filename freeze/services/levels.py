@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 
 import yaml
 from django.db import transaction
@@ -49,8 +49,6 @@ def window_create(
 
 
 def _phase_span(phase: Phase) -> tuple[datetime, datetime]:
-    from datetime import timedelta
-
     start = timezone.make_aware(datetime.combine(phase.planned_start, time.min))
     end = timezone.make_aware(datetime.combine(phase.planned_end + timedelta(days=1), time.min))
     return start, end

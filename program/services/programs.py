@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import date
 
-from dateutil.relativedelta import relativedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -15,17 +14,9 @@ from metrics.models import MetricDefinition, System, Workload
 from program import signals
 from program.blueprints import blueprint_load
 from program.models import Criterion, Gate, Phase, Program
+from program.months import month_end, month_start
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
-
-
-def month_start(start: date, month: int) -> date:
-    """First day of program month `month` (1-based)."""
-    return start + relativedelta(months=month - 1)
-
-
-def month_end(start: date, month: int) -> date:
-    return start + relativedelta(months=month) - relativedelta(days=1)
 
 
 def _criterion_from_blueprint(gate: Gate, spec: dict) -> Criterion:

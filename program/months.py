@@ -1,0 +1,16 @@
+"""Program months: month 1 starts on the program's start date."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from dateutil.relativedelta import relativedelta
+
+
+def month_start(start: date, month: int) -> date:
+    """First day of program month `month` (1-based)."""
+    return start + relativedelta(months=month - 1)
+
+
+def month_end(start: date, month: int) -> date:
+    return start + relativedelta(months=month) - relativedelta(days=1)
