@@ -3,7 +3,7 @@ from django.core.exceptions import PermissionDenied
 
 from core.errors import ApplicationError
 from metrics import services
-from metrics.models import IngestBatch, MetricDefinition, Observation, System, Workload
+from metrics.models import IngestBatch, MetricDefinition, System, Workload
 
 
 @admin.register(System)
@@ -40,12 +40,5 @@ class IngestBatchAdmin(admin.ModelAdmin):
     list_select_related = ("submitted_by",)
 
 
-@admin.register(Observation)
-class ObservationAdmin(admin.ModelAdmin):
-    list_display = ("definition", "system", "workload", "value", "unit", "observed_at", "run_id")
-    list_select_related = ("definition", "system", "workload")
-    list_filter = ("system",)
-    show_full_result_count = False
-
-    def has_change_permission(self, request, obj=None):
-        return False  # observations are facts; ingest is the only writer
+# Observations are not in the admin: Django's admin does not take composite primary keys. They are
+# browsed on the metric pages and through GET /api/v1/observations/; ingest is their only writer.

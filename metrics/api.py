@@ -235,7 +235,6 @@ class ObservationOutput(serializers.ModelSerializer):
     class Meta:
         model = Observation
         fields = [
-            "id",
             "metric",
             "system",
             "workload",

@@ -150,7 +150,16 @@ class IngestBatch(models.Model):
 
 
 class Observation(models.Model):
-    """One measured value, stored in its definition's unit (the arrival unit is kept)."""
+    """One measured value, stored in its definition's unit (the arrival unit is kept).
+
+    The natural key is the primary key: the same measurement sent twice is a no-op, never a second
+    row. Its index is the only one on this table, and it also carries the value (INCLUDE, set in
+    migration 0003), which makes it the covering index of comparisons — (definition, system[,
+    workload]) prefix, index-only. Every further index or identity column slowed ingest measurably
+    (benchmarks/ingest.py), so there is no surrogate id and no index on batch.
+    """
+
+    pk = models.CompositePrimaryKey("definition", "system", "workload", "run_id", "observed_at")
 
     # No per-row foreign-key triggers or indexes here: they made ingest 3× slower (40,000 RI checks
     # per 10,000-row batch). The ingest service checks every reference against the same rows it locks
@@ -167,21 +176,16 @@ class Observation(models.Model):
     value = models.FloatField()
     unit = models.CharField(max_length=40)
     observed_at = models.DateTimeField()
-    run_id = models.CharField(max_length=120, blank=True)
+    # "C" collation: byte-wise comparison keeps the key index cheap to maintain; run ids are opaque.
+    run_id = models.CharField(max_length=120, blank=True, db_collation="C")
     source = models.CharField(max_length=100, blank=True)
     tags = models.JSONField(default=dict, blank=True)
-    batch = models.ForeignKey(IngestBatch, null=True, on_delete=models.SET_NULL, db_constraint=False)
+    batch = models.ForeignKey(
+        IngestBatch, null=True, on_delete=models.SET_NULL, db_constraint=False, db_index=False
+    )
 
     class Meta:
         constraints = [
-            # The natural key: the same measurement sent twice is a no-op, never a second row. Carrying
-            # the value makes it the covering index of comparisons as well — (definition, system[,
-            # workload]) prefix, index-only — so ingest maintains one index instead of three.
-            models.UniqueConstraint(
-                fields=["definition", "system", "workload", "run_id", "observed_at"],
-                include=["value"],
-                name="observation_natural_key",
-            ),
             models.CheckConstraint(
                 condition=Q(value__lt=float("inf")) & Q(value__gt=float("-inf")),
                 name="observation_value_finite",

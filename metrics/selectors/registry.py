@@ -72,7 +72,12 @@ def definitions_latest(
 
 def observations_list() -> QuerySet[Observation]:
     return Observation.objects.select_related("definition", "system", "workload").order_by(
-        "-observed_at", "-id"
+        # Newest first; the rest of the natural key makes the order total, so pages never overlap.
+        "-observed_at",
+        "definition_id",
+        "system_id",
+        "workload_id",
+        "run_id",
     )
 
 

@@ -12,7 +12,7 @@ def test_admin_changelists_render_on_the_demo(client):
     client.force_login(User.objects.get(username="admin"))
     for path in (
         "metrics/metricdefinition",
-        "metrics/observation",
+        "metrics/ingestbatch",
         "program/gate",
         "program/decision",
         "freeze/freezeexception",

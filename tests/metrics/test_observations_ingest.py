@@ -225,12 +225,13 @@ def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_use
     from core.errors import ApplicationError
     from metrics.services import ingest
 
-    valid, errors, touched = ingest._validate([row(0)], ingest._Lookups())
+    lookups = ingest._Lookups()
+    valid, errors = ingest._validate([row(0)], lookups)
     assert not errors
     ref["latency"].status = "deprecated"
     ref["latency"].save()
     with pytest.raises(ApplicationError, match="changed while it was written"):
-        ingest._store(valid, touched, ["latency@1"], 1, ingest_user, "")
+        ingest._store(valid, 1, lookups, ingest_user, "")
     assert Observation.objects.count() == 0
 
 
