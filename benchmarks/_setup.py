@@ -53,3 +53,21 @@ def reference_data() -> tuple[MetricDefinition, System, System, Workload, str]:
     )
     token, _ = Token.objects.get_or_create(user=user)
     return definition, legacy, rebuilt, workload, token.key
+
+
+def remove_observations(**where) -> None:
+    """Delete benchmark observations and leave the table as a fresh load would.
+
+    VACUUM alone does not shrink a B-tree: each run deleting a million rows left the primary key
+    bigger (1.4 GB for 1M rows after a dozen runs), and the planner then preferred sequential scans
+    for comparisons. REINDEX rebuilds it; it locks the table, so run benchmarks on a database of
+    their own.
+    """
+    from django.db import connection
+
+    from metrics.models import Observation
+
+    Observation.objects.filter(**where).delete()
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX TABLE metrics_observation")
+        cursor.execute("VACUUM ANALYZE metrics_observation")

@@ -14,12 +14,10 @@ import argparse
 import statistics
 import time
 
-from _setup import BENCH_METRIC, reference_data
+from _setup import BENCH_METRIC, reference_data, remove_observations
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
-
-from metrics.models import Observation
 
 RAW_SQL = """
 SELECT system_id, count(*), avg(value),
@@ -68,7 +66,7 @@ def main() -> None:
             cursor.fetchall()
 
     for size in args.sizes:
-        Observation.objects.filter(definition=definition).delete()
+        remove_observations(definition=definition)
         with connection.cursor() as cursor:
             cursor.execute(
                 FILL_SQL,
@@ -86,9 +84,7 @@ def main() -> None:
             f"{size:>11,} observations: endpoint {api_ms:8.1f} ms, raw percentile SQL {raw_ms:8.1f} ms, "
             f"ratio {api_ms / raw_ms:.2f}× (target ≤ 3×)"
         )
-    Observation.objects.filter(definition=definition).delete()
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE metrics_observation")  # leave no bloat for the next benchmark
+    remove_observations(definition=definition)
 
 
 if __name__ == "__main__":

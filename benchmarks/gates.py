@@ -13,7 +13,7 @@ import argparse
 import io
 import time
 
-from _setup import django  # noqa: F401 - configures Django
+from _setup import remove_observations
 from django.core.management import call_command
 from django.db import connection
 
@@ -39,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
 
     call_command("load_demo", stdout=io.StringIO())
-    Observation.objects.filter(source="bench-gates").delete()
+    remove_observations(source="bench-gates")
     demo_rows = Observation.objects.filter(source="demo").count()
     copies = max(0, args.observations // demo_rows - 1)
     with connection.cursor() as cursor:
@@ -61,9 +61,7 @@ def main() -> None:
             f"{label}: {len(gates)} gates, {criteria} criteria, {total:,} observations: {elapsed:.3f} s "
             f"(target < 1 s)"
         )
-    Observation.objects.filter(source="bench-gates").delete()
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE metrics_observation")  # leave no bloat for the next benchmark
+    remove_observations(source="bench-gates")
 
 
 if __name__ == "__main__":
