@@ -224,9 +224,10 @@ def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_use
     """The row check reads a snapshot; the write re-checks the rows it locks, so nothing orphaned lands."""
     from core.errors import ApplicationError
     from metrics.services import ingest
+    from metrics.services.ingest_rows import Lookups, check_rows
 
-    lookups = ingest._Lookups()
-    valid, errors = ingest._validate([row(0)], lookups)
+    lookups = Lookups()
+    valid, errors = check_rows([row(0)], lookups)
     assert not errors
     ref["latency"].status = "deprecated"
     ref["latency"].save()
