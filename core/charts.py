@@ -31,7 +31,8 @@ def line_chart(
     points = [point for values in series.values() for point in values]
     if not points:
         return mark_safe('<p class="muted small">No observations yet.</p>')
-    left, right, top, bottom = 56, 10, 12, 26
+    # A header row above the plot holds the unit and the legend, so neither overlaps the lines.
+    left, right, top, bottom = 56, 10, 28, 26
     xs = [p[0].timestamp() for p in points]
     ys = [p[1] for p in points]
     x_lo, x_hi = min(xs), max(xs)
@@ -58,16 +59,17 @@ def line_chart(
         f'<text x="{width - right}" y="{height - 8}" text-anchor="end" font-size="10" fill="#667085">'
         f"{datetime.fromtimestamp(x_hi):%d %b}</text>",
     ]
+    legend_x = left
     if unit:
-        parts.append(f'<text x="4" y="{top + 4}" font-size="10" fill="#667085">{escape(unit)}</text>')
-    legend_x = left + 8
+        parts.append(f'<text x="4" y="12" font-size="10" fill="#667085">{escape(unit)}</text>')
+        legend_x = max(left, 4 + 6 * len(unit) + 16)
     for index, (label, values) in enumerate(series.items()):
         color = PALETTE[index % len(PALETTE)]
         path = " ".join(f"{sx(x.timestamp()):.1f},{sy(y):.1f}" for x, y in values)
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8" points="{path}"/>')
         parts.append(
-            f'<rect x="{legend_x}" y="{top}" width="10" height="10" rx="2" fill="{color}"/>'
-            f'<text x="{legend_x + 14}" y="{top + 9}" font-size="11" fill="#1d2330">{escape(label)}</text>'
+            f'<rect x="{legend_x}" y="3" width="10" height="10" rx="2" fill="{color}"/>'
+            f'<text x="{legend_x + 14}" y="12" font-size="11" fill="#1d2330">{escape(label)}</text>'
         )
         legend_x += 24 + 7 * len(label)
     parts.append("</svg>")
