@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status, viewsets
+from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.response import Response
@@ -263,11 +264,24 @@ class ObservationFilter(django_filters.FilterSet):
         return queryset.filter(definition=selectors.definition_resolve(value))
 
 
+class NewestFirst(CursorPagination):
+    """Pages by cursor without a total: over millions of observations the count cost more than the
+    page. Ties on observed_at are broken by the rest of the natural key."""
+
+    ordering = ("-observed_at", "definition_id", "system_id", "workload_id", "run_id")
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
 @extend_schema(tags=["metrics"])
 class ObservationList(generics.ListAPIView):
+    """Newest first. Filter by metric (and system, workload, time window or run) to keep pages fast."""
+
     queryset = selectors.observations_list()
     serializer_class = ObservationOutput
     filterset_class = ObservationFilter
+    pagination_class = NewestFirst
 
 
 class RawBodyParser(BaseParser):

@@ -71,7 +71,8 @@ def definitions_latest(
 
 
 def observations_list() -> QuerySet[Observation]:
-    return Observation.objects.select_related("definition", "system", "workload").order_by(
+    # Prefetched, not joined: a join ran before the sort for the page, over every matching row.
+    return Observation.objects.prefetch_related("definition", "system", "workload").order_by(
         # Newest first; the rest of the natural key makes the order total, so pages never overlap.
         "-observed_at",
         "definition_id",
