@@ -8,6 +8,7 @@ value an error for that row.
 from __future__ import annotations
 
 from itertools import repeat
+from typing import NoReturn
 
 import psycopg
 from django.db import connection, transaction
@@ -135,21 +136,15 @@ def _merge(raw, valid: ValidRows, batch_id: int) -> int:
         raw.execute(REPEATS)
         repeats = raw.fetchall()
         if repeats:
-            raise ApplicationError(
-                MSG_INVALID.format(count=len(repeats), total=len(valid)),
-                status=422,
-                errors=[repeat_error(*repeat_row) for repeat_row in repeats],
-            )
+            _refuse([repeat_error(*repeat_row) for repeat_row in repeats], total=len(valid))
     raw.execute(MOVE_ROWS, (batch_id,))
     inserted = raw.rowcount
     if inserted < len(valid):
         raw.execute(CONFLICTS)
         conflicts = raw.fetchall()
         if conflicts:
-            raise ApplicationError(
-                MSG_INVALID.format(count=len(conflicts), total=len(valid)),
-                status=422,
-                errors=[
+            _refuse(
+                [
                     {
                         "index": index,
                         "field": "value",
@@ -158,6 +153,12 @@ def _merge(raw, valid: ValidRows, batch_id: int) -> int:
                     }
                     for index, stored in conflicts
                 ],
+                total=len(valid),
             )
     raw.execute("DROP TABLE ingest_rows")
     return inserted
+
+
+def _refuse(errors: list[dict], *, total: int) -> NoReturn:
+    """The whole batch is refused: a 422 listing the rows found bad while writing."""
+    raise ApplicationError(MSG_INVALID.format(count=len(errors), total=total), status=422, errors=errors)

@@ -11,14 +11,9 @@ from scipy.stats import mannwhitneyu
 
 from metrics.models import Observation
 from metrics.selectors import comparison_compute
-from tests.metrics.factories import definition, reference_data
+from tests.metrics.factories import definition
 
 URL = "/api/v1/comparisons/"
-
-
-@pytest.fixture
-def ref(db):
-    return reference_data()
 
 
 def add(ref, system, values, *, metric="latency", workload="medium", start=None):

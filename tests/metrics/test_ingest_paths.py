@@ -11,14 +11,9 @@ from django.db.models import ProtectedError
 
 from metrics.ingest_formats import ObservationIn, decode_rows
 from metrics.models import IngestBatch, Observation
-from tests.metrics.factories import reference_data, row
+from tests.metrics.factories import row
 
 URL = "/api/v1/observations/batch/"
-
-
-@pytest.fixture
-def ref(db):
-    return reference_data()
 
 
 @pytest.fixture

@@ -16,11 +16,6 @@ URL = "/api/v1/observations/batch/"
 
 
 @pytest.fixture
-def ref(db):
-    return reference_data()
-
-
-@pytest.fixture
 def client(as_user, ingest_user):
     return as_user(ingest_user)
 
