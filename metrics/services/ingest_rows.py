@@ -101,7 +101,10 @@ def _parse_value(raw: Any) -> float | str:
     if isinstance(raw, bool) or raw is None:
         return "value must be a number."
     if isinstance(raw, int | float):
-        number = float(raw)
+        try:
+            number = float(raw)
+        except OverflowError:  # an integer literal beyond float range
+            return "value is out of range (beyond ±1.8e308)."
     elif isinstance(raw, str):
         try:
             number = float(raw)
