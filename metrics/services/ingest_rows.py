@@ -134,7 +134,21 @@ def _parse_time(raw: Any, latest: datetime) -> datetime | str:
     return moment
 
 
-MSG_TAGS = "tags must be a JSON object without NUL characters."
+MSG_TAGS = "tags must be a JSON object without NUL characters or non-finite numbers."
+
+
+def _known(ids: dict[str, int], key: Any) -> int | None:
+    return ids.get(key) if isinstance(key, str) else None
+
+
+def _finite_json(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite_json(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_finite_json(item) for item in value)
+    return True
 
 
 def _tags_wire(tags: Any) -> str | None:
@@ -240,12 +254,12 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
         definition = lookups.definition(row.get("metric"))
         if isinstance(definition, str):
             errors.append({"index": index, "field": "metric", "message": definition})
-        system_id = systems.get(row.get("system"))
+        system_id = _known(systems, row.get("system"))
         if system_id is None:
             errors.append(
                 {"index": index, "field": "system", "message": f"unknown system '{row.get('system')}'."}
             )
-        workload_id = workloads.get(row.get("workload"))
+        workload_id = _known(workloads, row.get("workload"))
         if workload_id is None:
             errors.append(
                 {"index": index, "field": "workload", "message": f"unknown workload '{row.get('workload')}'."}
@@ -279,7 +293,8 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
             problem = _text_problem(name, text, limit)
             if problem:
                 errors.append({"index": index, "field": name, "message": problem})
-        tags_text = _tags_wire(tags)
+        # The lenient JSON parser lets NaN through; orjson would write it as null without a word.
+        tags_text = _tags_wire(tags) if _finite_json(tags) else None
         if tags_text is None:
             errors.append({"index": index, "field": "tags", "message": MSG_TAGS})
         if len(errors) > row_errors:

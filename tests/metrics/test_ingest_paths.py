@@ -130,3 +130,19 @@ def test_tags_with_integers_beyond_64_bits_are_kept(client, ref):
     response = post_json(client, [row(0, tags={"seed": 2**70})])
     assert response.status_code == 201, response.json()
     assert Observation.objects.get().tags == {"seed": 2**70}
+
+
+def test_references_of_the_wrong_type_are_row_errors(client, ref):
+    bad = {**row(1), "metric": ["latency"], "system": {}, "workload": [1], "tags": [1]}
+    response = post_json(client, [row(0), bad])
+    assert response.status_code == 422
+    fields = [(e["index"], e["field"]) for e in response.json()["errors"]]
+    assert fields == [(1, "metric"), (1, "system"), (1, "workload"), (1, "tags")]
+
+
+def test_non_finite_numbers_in_tags_are_a_row_error_not_silently_null(client, ref):
+    good = json.dumps(row(0))
+    bad = json.dumps(row(1, tags={"loss": 12345.678})).replace("12345.678", "NaN")
+    response = client.post(URL, f'{{"observations": [{good}, {bad}]}}', content_type="application/json")
+    assert response.status_code == 422
+    assert [(e["index"], e["field"]) for e in response.json()["errors"]] == [(1, "tags")]
