@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.http import Http404
 from django.shortcuts import render
 from rest_framework.exceptions import ValidationError
 
@@ -27,7 +28,10 @@ def registry(request):
 
 
 def metric_detail(request, key: str):
-    definition = selectors.definition_get(key)
+    try:
+        definition = selectors.definition_get(key)
+    except ApplicationError as exc:
+        raise Http404(exc.message) from exc
     versions = list(selectors.definition_versions(key))
     history = []
     for newer, older in zip(versions, [*versions[1:], None], strict=True):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -20,6 +20,8 @@ from metrics.models import MetricDefinition, System, Workload
 from metrics.units import UnitError, unit_factor
 
 CLOCK_SKEW = timedelta(minutes=5)
+# Nothing measured a rebuilt stack before 1970; earlier dates are typos (year 1 broke the daily charts).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 # jsonb's binary wire format is a version byte (1) and the JSON text. Tags are encoded once here and
 # copied as text (psycopg's C text dumper), instead of through its per-row Python JSON dumper.
 JSONB_VERSION = "\x01"
@@ -131,6 +133,8 @@ def _parse_time(raw: Any, latest: datetime) -> datetime | str:
         return "observed_at needs a timezone (e.g. '…Z' or '+00:00')."
     if moment > latest:
         return "observed_at is more than 5 minutes in the future."
+    if moment < EARLIEST:
+        return "observed_at is before 1970-01-01."
     return moment
 
 
@@ -192,7 +196,7 @@ def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows |
     except KeyError:
         return None
     observed = [row.observed_at for row in rows]
-    if max(observed) > timezone.now() + CLOCK_SKEW:
+    if max(observed) > timezone.now() + CLOCK_SKEW or min(observed) < EARLIEST:
         return None
     metrics = [row.metric for row in rows]
     definition_unit = {ref: definition.unit for ref, definition in definitions.items()}

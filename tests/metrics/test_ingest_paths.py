@@ -146,3 +146,10 @@ def test_non_finite_numbers_in_tags_are_a_row_error_not_silently_null(client, re
     response = client.post(URL, f'{{"observations": [{good}, {bad}]}}', content_type="application/json")
     assert response.status_code == 422
     assert [(e["index"], e["field"]) for e in response.json()["errors"]] == [(1, "tags")]
+
+
+@pytest.mark.parametrize("post", [post_json, post_ndjson], ids=["typed", "row-by-row"])
+def test_observed_at_before_1970_is_a_row_error(client, ref, post):
+    response = post(client, [row(0), row(1, observed_at="0001-01-01T00:00:00+14:00")])
+    assert response.status_code == 422
+    assert [(e["index"], e["field"]) for e in response.json()["errors"]] == [(1, "observed_at")]
