@@ -12,7 +12,7 @@ from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.serializers import ReasonInput
+from core.api.serializers import KeyRelatedField, ReasonInput
 from core.errors import ApplicationError
 from freeze import selectors, services
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
@@ -40,7 +40,7 @@ class ComponentList(generics.ListAPIView):
 
 
 class WindowSerializer(serializers.ModelSerializer):
-    program = serializers.SlugRelatedField(slug_field="slug", queryset=Program.objects.all())
+    program = KeyRelatedField(slug_field="slug", queryset=Program.objects.all())
 
     class Meta:
         model = FreezeWindow
@@ -240,7 +240,7 @@ class ExceptionOutput(serializers.ModelSerializer):
 
 
 class ExceptionInput(serializers.Serializer):
-    component = serializers.SlugRelatedField(slug_field="key", queryset=Component.objects.all())
+    component = KeyRelatedField(slug_field="key", queryset=Component.objects.all())
     window = serializers.PrimaryKeyRelatedField(
         queryset=FreezeWindow.objects.all(),
         required=False,

@@ -18,6 +18,9 @@ from program.months import month_end, month_start
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
 
+# A plan's months must fit in a date; far-off years are typos (year 9999 overflowed the phase dates).
+EARLIEST_START, LATEST_START = date(2000, 1, 1), date(2100, 12, 31)
+
 
 def _criterion_from_blueprint(gate: Gate, spec: dict) -> Criterion:
     metric = workload = None
@@ -74,6 +77,10 @@ def program_create(
     if baseline.pk == candidate.pk:
         raise ApplicationError(
             "Baseline and candidate must be different systems.", status=400, field="candidate"
+        )
+    if not EARLIEST_START <= start_date <= LATEST_START:
+        raise ApplicationError(
+            f"start_date must be between {EARLIEST_START} and {LATEST_START}.", status=400, field="start_date"
         )
     try:
         with transaction.atomic():

@@ -266,3 +266,9 @@ def test_two_approvers_at_once_never_produce_two_decisions(lead):
     final = FreezeException.objects.get(pk=exception.pk)
     assert final.status in ("approved", "rejected")
     assert Transition.objects.filter(action__in=["approve", "reject"], object_id=exception.pk).count() == 1
+
+
+def test_a_component_key_with_a_nul_character_is_a_400_naming_it(as_user, engineer, ref):
+    response = file(as_user(engineer), component="train\u0000er")
+    assert response.status_code == 400
+    assert [error["field"] for error in response.json()["errors"]] == ["component"]

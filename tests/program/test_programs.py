@@ -51,6 +51,8 @@ def test_lead_creates_a_program_from_the_template(as_user, lead, ref):
         ({"baseline_system": "mainframe"}, 400, "baseline_system"),
         ({"start_date": "yesterday"}, 400, "start_date"),
         ({"slug": "has space"}, 400, "slug"),
+        ({"start_date": "9999-12-31"}, 400, "start_date"),
+        ({"start_date": "1900-01-01"}, 400, "start_date"),
     ],
 )
 def test_bad_program_input_is_refused_naming_the_field(as_user, lead, ref, changes, status, field):
