@@ -113,6 +113,7 @@ def _copy_direct(raw, valid: ValidRows, batch_id: int) -> int:
 
 
 def rows_write(valid: ValidRows, batch_id: int) -> int:
+    """Write checked rows in the caller's transaction, references locked; how many were new."""
     with connection.cursor() as cursor:
         raw = cursor.cursor
         _lock_references(raw, valid)
