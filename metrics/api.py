@@ -64,23 +64,28 @@ class WorkloadSerializer(serializers.ModelSerializer):
         fields = ["id", "key", "name", "size", "criticality", "owner_team"]
 
 
-@extend_schema(tags=["metrics"])
-class SystemViewSet(viewsets.ModelViewSet):
-    queryset = System.objects.all()
-    serializer_class = SystemSerializer
+class ReferenceViewSet(viewsets.ModelViewSet):
+    """Systems and workloads: plain CRUD by key, written by metric owners and program leads."""
+
     permission_classes = [ReadOrRoles]
     write_roles = (METRIC_OWNERS, PROGRAM_LEADS)
     lookup_field = "key"
+
+    def perform_destroy(self, instance):
+        services.reference_delete(instance=instance)
+
+
+@extend_schema(tags=["metrics"])
+class SystemViewSet(ReferenceViewSet):
+    queryset = System.objects.all()
+    serializer_class = SystemSerializer
     filterset_fields = ["key"]
 
 
 @extend_schema(tags=["metrics"])
-class WorkloadViewSet(viewsets.ModelViewSet):
+class WorkloadViewSet(ReferenceViewSet):
     queryset = Workload.objects.all()
     serializer_class = WorkloadSerializer
-    permission_classes = [ReadOrRoles]
-    write_roles = (METRIC_OWNERS, PROGRAM_LEADS)
-    lookup_field = "key"
     filterset_fields = ["size", "criticality", "owner_team"]
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import ProtectedError, RestrictedError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -50,6 +51,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(
             error_body(exc.message, _code_for(exc.status), exc.errors, **exc.extra), status=exc.status
         )
+    if isinstance(exc, ProtectedError | RestrictedError):
+        detail = "It is still referred to by other records, so it cannot be deleted."
+        return Response(error_body(detail, "conflict"), status=409)
     if isinstance(exc, DjangoValidationError):
         errors = flatten_errors(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
         return Response(error_body(_first_message(errors), "invalid", errors), status=400)

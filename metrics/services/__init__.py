@@ -1,4 +1,4 @@
-"""Every write of the metrics app: the definition registry and observation ingest."""
+"""Every write of the metrics app: the definition registry, observation ingest, reference deletes."""
 
 from metrics.services.definitions import (
     definition_activate,
@@ -8,6 +8,7 @@ from metrics.services.definitions import (
     definition_version_create,
 )
 from metrics.services.ingest import IngestResult, observations_ingest, observations_replay
+from metrics.services.references import reference_delete
 
 __all__ = [
     "IngestResult",
@@ -18,4 +19,5 @@ __all__ = [
     "definition_version_create",
     "observations_ingest",
     "observations_replay",
+    "reference_delete",
 ]

@@ -1,0 +1,19 @@
+"""Systems and workloads: deleting one that nothing refers to."""
+
+from __future__ import annotations
+
+from core.errors import ApplicationError
+from metrics.models import Observation, System, Workload
+
+
+def reference_delete(*, instance: System | Workload) -> None:
+    """Delete a system or workload; 409 while observations refer to it.
+
+    One EXISTS query comes first, because Django's PROTECT check loads every referring observation.
+    Other references (programs, criteria) still refuse through PROTECT."""
+    field = instance._meta.model_name
+    if Observation.objects.filter(**{field: instance}).exists():
+        raise ApplicationError(
+            f"{field} '{instance.key}' has observations; it cannot be deleted.", status=409, field="key"
+        )
+    instance.delete()
