@@ -1,3 +1,4 @@
+from django.core.validators import ProhibitNullCharactersValidator
 from rest_framework import serializers
 
 
@@ -12,6 +13,6 @@ class KeyRelatedField(serializers.SlugRelatedField):
     hold it, and the query would fail with a 500 instead of naming the field."""
 
     def to_internal_value(self, data):
-        if isinstance(data, str) and "\x00" in data:
-            raise serializers.ValidationError("Null characters are not allowed.")
+        if isinstance(data, str):
+            ProhibitNullCharactersValidator()(data)  # the check DRF's CharField runs
         return super().to_internal_value(data)

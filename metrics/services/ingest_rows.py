@@ -158,7 +158,7 @@ def _finite_json(value: Any) -> bool:
 def _tags_wire(tags: Any) -> str | None:
     """Tags as jsonb wire text, or None when they are not an object jsonb can hold."""
     if not tags:
-        return EMPTY_TAGS if tags in ({}, None) else None
+        return EMPTY_TAGS
     if not isinstance(tags, dict):
         return None
     try:
