@@ -1,42 +1,72 @@
+from axes import admin as axes_admin
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
+from django.db import models
 
+from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from core.models import Delivery, Notification, Transition, WebhookEndpoint
 
 
 @admin.register(Transition)
-class TransitionAdmin(admin.ModelAdmin):
+class TransitionAdmin(ReadOnlyAdmin):
+    """The audit trail is append-only: services write it in the transaction of each state change."""
+
     list_display = ("at", "content_type", "object_id", "action", "from_state", "to_state", "actor")
     list_filter = ("content_type", "action")
+    search_fields = ("action", "reason", "actor__username")
     list_select_related = ("content_type", "actor")
-
-    def has_change_permission(self, request, obj=None):
-        return False  # the audit trail is append-only
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+    date_hierarchy = "at"
 
 
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
+    """Plain configuration with no state of its own: receivers are added and edited here."""
+
     list_display = ("name", "url", "is_active")
+    list_filter = ("is_active",)
+    search_fields = ("name", "url")
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # receivers are https
 
 
-class DeliveryInline(admin.TabularInline):
+class DeliveryInline(ReadOnlyTabularInline):
     model = Delivery
-    extra = 0
-    readonly_fields = (
-        "channel",
-        "recipients",
-        "endpoint",
-        "status",
-        "attempts",
-        "delivered_at",
-        "last_error",
-    )
+    fields = ("channel", "recipients", "endpoint", "status", "attempts", "delivered_at", "last_error")
+    readonly_fields = fields
 
 
 @admin.register(Notification)
-class NotificationAdmin(admin.ModelAdmin):
+class NotificationAdmin(ReadOnlyAdmin):
+    """Notifications and their deliveries are written by core.notifications, never by hand."""
+
     list_display = ("created_at", "event", "subject")
     list_filter = ("event",)
+    search_fields = ("subject", "event")
+    date_hierarchy = "created_at"
     inlines = [DeliveryInline]
+
+
+# django-axes' own admins allow a no-op "change" of a login record. Ours browse and delete only
+# (deleting an attempt is how an administrator lifts a lockout).
+class AccessAttemptAdmin(axes_admin.AccessAttemptAdmin):
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class AccessLogAdmin(axes_admin.AccessLogAdmin):
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class AccessFailureLogAdmin(axes_admin.AccessFailureLogAdmin):
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+for _model, _admin in (
+    (AccessAttempt, AccessAttemptAdmin),
+    (AccessLog, AccessLogAdmin),
+    (AccessFailureLog, AccessFailureLogAdmin),
+):
+    if admin.site.is_registered(_model):  # only while AXES_ENABLE_ADMIN is on
+        admin.site.unregister(_model)
+        admin.site.register(_model, _admin)

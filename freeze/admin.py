@@ -1,46 +1,67 @@
 from django.contrib import admin
 
+from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ServiceSaveAdmin
 from freeze import services
 from freeze.models import Approval, Component, FreezeEntry, FreezeException, FreezeWindow
 
 
 @admin.register(Component)
-class ComponentAdmin(admin.ModelAdmin):
+class ComponentAdmin(ServiceSaveAdmin):
+    """Components are added and edited through `component_upsert` (program leads), keyed by `key`."""
+
     list_display = ("key", "name", "layer", "owner_team")
     list_filter = ("layer",)
+    search_fields = ("key", "name", "owner_team")
+    fields = ("key", "name", "layer", "owner_team", "description")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("key",) if obj else ()  # the upsert is by key: a new key is a new component
+
+    def service_save(self, request, form, change):
+        data = form.cleaned_data
+        return services.component_upsert(
+            actor=request.user,
+            key=form.instance.key if change else data["key"],
+            name=data["name"],
+            layer=data["layer"],
+            owner_team=data["owner_team"],
+            description=data["description"],
+        )
 
 
-class EntryInline(admin.TabularInline):
+class EntryInline(ReadOnlyTabularInline):
     model = FreezeEntry
-    extra = 0
-    readonly_fields = ("component", "level")  # levels change through freeze_levels_set (history)
+    fields = ("component", "level")
+    readonly_fields = fields
 
 
 @admin.register(FreezeWindow)
-class FreezeWindowAdmin(admin.ModelAdmin):
+class FreezeWindowAdmin(ReadOnlyAdmin):
+    """Windows are created by window_create and follow their phase; levels change through
+    freeze_levels_set (with history) on the freeze list page or the API."""
+
     list_display = ("name", "program", "starts_at", "ends_at", "default_level")
+    list_filter = ("default_level",)
+    list_select_related = ("program",)
+    search_fields = ("name", "program__slug")
     inlines = [EntryInline]
 
 
-class ApprovalInline(admin.TabularInline):
+class ApprovalInline(ReadOnlyTabularInline):
     model = Approval
-    extra = 0
-    readonly_fields = ("approver", "verdict", "comment", "as_program_lead", "created_at", "dismissed_at")
+    fields = ("approver", "verdict", "comment", "as_program_lead", "created_at", "dismissed_at")
+    readonly_fields = fields
 
 
 @admin.register(FreezeException)
-class FreezeExceptionAdmin(admin.ModelAdmin):
+class FreezeExceptionAdmin(ReadOnlyAdmin):
+    """Exceptions are filed, edited, submitted and decided through their services, which keep the
+    separation of duties and the approval count; here they are only browsed."""
+
     list_display = ("title", "component", "status", "risk", "change_starts_at", "change_ends_at", "requester")
     list_filter = ("status", "risk")
     list_select_related = ("component", "requester")
-    readonly_fields = (
-        "status",
-        "required_approvals",
-        "submitted_at",
-        "decided_at",
-        "requester",
-        "last_editor",
-    )
+    search_fields = ("title", "component__key", "requester__username")
     inlines = [ApprovalInline]
     actions = ["expire_ended"]
 

@@ -1,58 +1,67 @@
 from django.contrib import admin
 
+from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, run_service_action
 from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program, WorkloadMigration
 
+# Programs, phases, gates, criteria, decisions and migrations are state machines: they are created,
+# re-planned, advanced, decided and moved on the pages and through the API, by their services.
 
-class PhaseInline(admin.TabularInline):
+
+class PhaseInline(ReadOnlyTabularInline):
     model = Phase
-    extra = 0
-    readonly_fields = ("status", "actual_start", "actual_end")
+    fields = ("order", "kind", "name", "planned_start", "planned_end", "actual_start", "actual_end", "status")
+    readonly_fields = fields
 
 
 @admin.register(Program)
-class ProgramAdmin(admin.ModelAdmin):
+class ProgramAdmin(ReadOnlyAdmin):
     list_display = ("slug", "name", "start_date", "lead", "status")
-    readonly_fields = ("status",)
+    list_filter = ("status",)
+    list_select_related = ("lead",)
+    search_fields = ("slug", "name")
     inlines = [PhaseInline]
 
 
-class CriterionInline(admin.TabularInline):
+class CriterionInline(ReadOnlyTabularInline):
     model = Criterion
-    extra = 0
-    fields = ("name", "kind", "metric", "workload", "operator", "threshold", "required")
+    fields = ("name", "kind", "metric", "workload", "operator", "threshold", "required", "attested_by")
+    readonly_fields = fields
 
 
 @admin.register(Gate)
-class GateAdmin(admin.ModelAdmin):
+class GateAdmin(ReadOnlyAdmin):
     list_display = ("name", "phase", "kind", "due_date", "status", "stale")
-    list_filter = ("status", "kind")
+    list_filter = ("status", "kind", "stale")
     list_select_related = ("phase__program",)
-    # Decisions go through gate_decide (page or API) so the evidence is frozen.
-    readonly_fields = ("status", "stale", "last_evaluated_at")
+    search_fields = ("name", "phase__program__slug")
     inlines = [CriterionInline]
     actions = ["evaluate"]
 
     @admin.action(description="Evaluate the selected gates now")
     def evaluate(self, request, queryset):
-        for gate in queryset.select_related(
-            "phase__program__baseline_system", "phase__program__candidate_system"
-        ):
-            services.gate_evaluate(gate=gate, actor=request.user)
-        self.message_user(request, f"Evaluated {queryset.count()} gate(s).")
+        run_service_action(
+            self,
+            request,
+            queryset.select_related("phase__program__baseline_system", "phase__program__candidate_system"),
+            lambda gate: services.gate_evaluate(gate=gate, actor=request.user),
+            "Evaluated {count} gate(s).",
+        )
 
 
 @admin.register(Decision)
-class DecisionAdmin(admin.ModelAdmin):
-    list_display = ("gate", "decision", "decided_by", "decided_at", "reopened_at")
-    list_select_related = ("gate", "decided_by")
+class DecisionAdmin(ReadOnlyAdmin):
+    """A decision and its frozen evidence are written by gate_decide and closed by gate_reopen only."""
 
-    def has_change_permission(self, request, obj=None):
-        return False  # a decision and its evidence never change
+    list_display = ("gate", "decision", "decided_by", "decided_at", "reopened_at")
+    list_filter = ("decision",)
+    list_select_related = ("gate", "decided_by")
+    search_fields = ("gate__name", "note")
 
 
 @admin.register(WorkloadMigration)
-class WorkloadMigrationAdmin(admin.ModelAdmin):
+class WorkloadMigrationAdmin(ReadOnlyAdmin):
     list_display = ("program", "workload", "wave", "state")
+    list_filter = ("state", "wave")
     list_select_related = ("program", "workload")
-    readonly_fields = ("state", "dual_run_started", "moved_on", "rolled_back_on")
+    search_fields = ("workload__key", "program__slug")

@@ -1,0 +1,134 @@
+"""What the Django admin may do: read everything; write only through the services.
+
+Stateful models get `ReadOnlyAdmin` (their state changes are admin actions that call a service, via
+`run_service_action`). A model whose edit is worth having in the admin gets `ServiceSaveAdmin`, which
+hands the form's data to its service and shows the service's refusal on the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Model, ProtectedError, RestrictedError
+from django.forms import ModelForm
+from django.http import HttpRequest
+
+from core.errors import ApplicationError
+
+# What a service (or the database's PROTECT) says when it refuses; shown to the admin user, never a 500.
+REFUSALS = (ApplicationError, PermissionDenied, ProtectedError, RestrictedError)
+
+
+def refusal_text(exc: Exception) -> str:
+    if isinstance(exc, ProtectedError | RestrictedError):
+        return "It is still referred to by other records, so it cannot be deleted."
+    return str(exc) or "Refused."
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Browse only: no add, change or delete. State changes are actions that call a service."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+class ReadOnlyTabularInline(admin.TabularInline):
+    """Children shown on their parent's page, never written there."""
+
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+class ServiceSaveAdmin(admin.ModelAdmin):
+    """An admin whose add/change form saves through a service, never through `Model.save()`.
+
+    Django's admin has no hook between "the form is valid" and "saved" that can still put errors on the
+    form, so the service runs as the form's last validation step, inside the admin's transaction (in a
+    savepoint of its own). A refusal becomes form errors (its fields where the form has them) and
+    nothing is written; on success `save_model` has nothing left to do. Deleting stays off unless a
+    subclass routes it through a service too.
+    """
+
+    def service_save(self, request: HttpRequest, form: ModelForm, change: bool) -> Model:
+        """Call the service with the form's cleaned data and return the saved object."""
+        raise NotImplementedError
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs):
+        base = super().get_form(request, obj, change=change, **kwargs)
+        model_admin = self
+
+        class ServiceForm(base):
+            def _post_clean(self) -> None:
+                super()._post_clean()
+                if self.errors:
+                    return
+                try:
+                    with transaction.atomic():
+                        self.instance = model_admin.service_save(request, self, change)
+                except REFUSALS as exc:
+                    _refusal_to_form(self, exc)
+
+        return ServiceForm
+
+    def save_model(self, request: HttpRequest, obj: Model, form: ModelForm, change: bool) -> None:
+        """The service saved the object while the form was validated."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+def _refusal_to_form(form: ModelForm, exc: Exception) -> None:
+    form.add_error(None, refusal_text(exc))
+    for error in getattr(exc, "errors", ()):
+        field = error.get("field")
+        if field in form.fields and field not in form.errors:
+            form.add_error(field, error.get("message", ""))
+
+
+def changed_values(form: ModelForm, allowed: Iterable[str]) -> dict[str, Any]:
+    """The fields the admin user changed, limited to those the service accepts."""
+    allowed = set(allowed)
+    return {name: form.cleaned_data[name] for name in form.changed_data if name in allowed}
+
+
+def run_service_action(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    objects: Iterable[Model],
+    call: Callable[[Model], object],
+    done: str,
+) -> None:
+    """Call a service once per selected object; each refusal becomes an error message, not a 500.
+
+    `done` is formatted with `count`, the number of objects the service accepted."""
+    count = 0
+    for obj in objects:
+        try:
+            with transaction.atomic():
+                call(obj)
+        except REFUSALS as exc:
+            model_admin.message_user(request, f"{obj}: {refusal_text(exc)}", messages.ERROR)
+        else:
+            count += 1
+    if count:
+        model_admin.message_user(request, done.format(count=count), messages.SUCCESS)
