@@ -40,6 +40,7 @@ class FreezeExceptionAdmin(admin.ModelAdmin):
         "decided_at",
         "requester",
         "last_editor",
+        "authors",
     )
     inlines = [ApprovalInline]
     actions = ["expire_ended"]
