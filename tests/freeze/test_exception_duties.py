@@ -162,3 +162,18 @@ def test_the_sweep_expires_an_exception_nobody_decided_before_its_change_window_
     assert as_user(engineer).get(f"{URL}{pk}/").json()["status"] == "expired"
     assert services.exceptions_expire() == [pk]
     assert FreezeException.objects.get(pk=pk).status == "expired"
+
+
+def test_a_change_window_that_has_already_ended_is_refused(as_user, engineer, ref):
+    now = timezone.now()
+    response = as_user(engineer).post(
+        URL,
+        exception_payload(
+            change_starts_at=(now - timedelta(hours=3)).isoformat(),
+            change_ends_at=(now - timedelta(hours=1)).isoformat(),
+        ),
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "change_ends_at"
+    assert not FreezeException.objects.exists()
