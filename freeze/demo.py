@@ -119,9 +119,13 @@ def demo_load(*, users, stdout) -> None:
     services.exception_submit(requester=engineer, exception=withdrawn)
     services.exception_withdraw(requester=engineer, exception=withdrawn, reason="Not needed after all.")
 
-    old = file("trainer-core", "Hotfix NaN guard in loss scaling", "low", now - timedelta(days=4), 24)
+    old = file("trainer-core", "Hotfix NaN guard in loss scaling", "low", now + timedelta(hours=1), 24)
     services.exception_submit(requester=engineer, exception=old)
     services.exception_approve(approver=owner, exception=old, comment="Small and safe.")
+    # Demo only: the services refuse a window that has ended; move this one's back four days.
+    FreezeException.objects.filter(pk=old.pk).update(
+        change_starts_at=now - timedelta(days=4), change_ends_at=now - timedelta(days=3)
+    )
     services.exceptions_expire()
 
     revoked = file(

@@ -115,6 +115,12 @@ class FreezeException(models.Model):
     window = models.ForeignKey(FreezeWindow, on_delete=models.PROTECT, related_name="exceptions")
     requester = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     last_editor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # Separation of duties: whoever wrote any of it — the requester, every editor — never decides it.
+    authors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        related_name="+",
+        help_text="The requester and everyone who edited it; none of them may approve or reject it.",
+    )
     title = models.CharField(max_length=160)
     change = models.TextField(help_text="What changes, concretely (versions, flags, hosts).")
     justification = models.TextField(help_text="Why it cannot wait until the freeze ends.")
@@ -149,10 +155,22 @@ class FreezeException(models.Model):
 
     @property
     def effective_status(self) -> str:
-        """An approved exception stops counting the moment its change window ends, whatever the row says."""
-        if self.status == self.Status.APPROVED and self.change_ends_at <= timezone.now():
+        """An open exception is expired the moment its change window ends, whatever the row says: an
+        approved one stops counting, and nothing more can happen to any of them."""
+        if self.status in self.OPEN_STATUSES and self.change_ends_at <= timezone.now():
             return self.Status.EXPIRED
         return self.status
+
+    def is_author(self, user) -> bool:
+        if user.pk in (self.requester_id, self.last_editor_id):
+            return True
+        return self.authors.filter(pk=user.pk).exists()
+
+    # The transitions below are the allowed-from table (their `source=` lists); services check them
+    # against effective_status first, so an exception whose change window ended only expires.
+    @transition(field=status, source=OPEN_STATUSES, target=None)
+    def edit(self):
+        """No state change by itself: a material edit after submission also resubmits."""
 
     @transition(field=status, source=Status.DRAFT, target=Status.SUBMITTED)
     def submit(self):
@@ -181,7 +199,7 @@ class FreezeException(models.Model):
     def revoke(self):
         pass
 
-    @transition(field=status, source=Status.APPROVED, target=Status.EXPIRED)
+    @transition(field=status, source=OPEN_STATUSES, target=Status.EXPIRED)
     def expire(self):
         pass
 

@@ -164,13 +164,14 @@ def exceptions_list() -> QuerySet[FreezeException]:
 
 
 def exceptions_awaiting(user) -> QuerySet[FreezeException]:
-    """Submitted exceptions this user may approve and has not yet acted on."""
+    """Submitted exceptions this user may approve (wrote none of it) and has not yet acted on."""
     teams = group_names(user)
     queryset = (
         exceptions_list()
-        .filter(status=FreezeException.Status.SUBMITTED)
+        .filter(status=FreezeException.Status.SUBMITTED, change_ends_at__gt=timezone.now())
         .exclude(requester=user)
         .exclude(last_editor=user)
+        .exclude(authors=user)
         .exclude(approvals__approver=user, approvals__dismissed_at__isnull=True)
     )
     if PROGRAM_LEADS not in teams:

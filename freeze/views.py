@@ -118,7 +118,7 @@ def queues(request):
 
 def _actions(user, exception: FreezeException) -> dict[str, bool]:
     status = exception.effective_status
-    is_party = user.pk in (exception.requester_id, exception.last_editor_id)
+    is_party = exception.is_author(user)
     may_decide = not is_party and (
         has_role(user, PROGRAM_LEADS) or in_team(user, exception.component.owner_team)
     )

@@ -25,6 +25,9 @@ class Program(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Allowed-from table (core.transitions.require_state): action -> states it may start from.
+    TRANSITIONS = {"advance": {Status.ACTIVE}}
+
     class Meta:
         ordering = ["-start_date", "slug"]
         constraints = [
@@ -60,6 +63,14 @@ class Phase(models.Model):
     actual_end = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PLANNED)
 
+    # Allowed-from table. A completed phase is history: its dates and gates no longer change.
+    # (Advancing completes the program's active phase, which it finds by that state.)
+    TRANSITIONS = {
+        "replan": {Status.PLANNED, Status.ACTIVE},
+        "add_gate": {Status.PLANNED, Status.ACTIVE},
+        "activate": {Status.PLANNED},
+    }
+
     class Meta:
         ordering = ["program", "order"]
         constraints = [
@@ -90,6 +101,14 @@ class Gate(models.Model):
         WAIVED = "waived"
 
     UNDECIDED = (Status.OPEN, Status.READY)
+    DECIDED = (Status.PASSED, Status.FAILED, Status.WAIVED)
+    # Allowed-from table. Evaluating a decided gate stores fresh evidence but never moves its status.
+    TRANSITIONS = {
+        "evaluate": {*UNDECIDED, *DECIDED},
+        "decide": set(UNDECIDED),
+        "reopen": set(DECIDED),
+        "add_criterion": set(UNDECIDED),
+    }
 
     phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="gates")
     name = models.CharField(max_length=160)
@@ -150,6 +169,10 @@ class Criterion(models.Model):
     attested_at = models.DateTimeField(null=True, blank=True)
     attestation_link = models.URLField(blank=True)
 
+    # A criterion's state follows its attestation, and its gate: a decided gate's evidence is frozen.
+    UNATTESTED, ATTESTED, LOCKED = "unattested", "attested", "locked (gate decided)"
+    TRANSITIONS = {"attest": {UNATTESTED}}
+
     class Meta:
         ordering = ["gate", "id"]
         constraints = [
@@ -162,6 +185,12 @@ class Criterion(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def state(self) -> str:
+        if self.gate.decided:
+            return self.LOCKED
+        return self.ATTESTED if self.attested_at else self.UNATTESTED
 
 
 class Evaluation(models.Model):
@@ -255,6 +284,14 @@ class WorkloadMigration(models.Model):
     moved_on = models.DateField(null=True, blank=True)
     rolled_back_on = models.DateField(null=True, blank=True)
     notes = models.TextField(blank=True)
+
+    # Allowed-from table: target state -> states it may be reached from. Nothing goes back to on_old.
+    TRANSITIONS = {
+        State.ON_OLD: set(),
+        State.DUAL_RUN: {State.ON_OLD, State.ROLLED_BACK},
+        State.ON_NEW: {State.DUAL_RUN},
+        State.ROLLED_BACK: {State.DUAL_RUN, State.ON_NEW},
+    }
 
     class Meta:
         ordering = ["program", "wave", "workload__key"]

@@ -18,6 +18,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role, in_team, require_role
+from core.transitions import fsm_sources, require_state
 from freeze.models import Approval, Component, FreezeException, FreezeWindow, Level
 from freeze.selectors import level_at
 
@@ -27,9 +28,19 @@ MSG_FROZEN = (
     "to 'approval' on the freeze list."
 )
 MSG_UNNECESSARY = "{component} is open {where}: the change needs no exception."
-MSG_SELF_APPROVAL = "You requested or last edited this exception; someone else must approve it."
+MSG_SELF_APPROVAL = "You requested or edited this exception; someone else must approve or reject it."
 MSG_NOT_APPROVER = "Only members of {team} or program leads may decide exceptions on {component}."
 MSG_REASON = "Say why."
+MSG_ENDED = "The change window has already ended: change_ends_at must be in the future."
+ACTIONS = {
+    "edit": "editing",
+    "submit": "submitting",
+    "approve": "approving",
+    "reject": "rejecting",
+    "withdraw": "withdrawing",
+    "revoke": "revoking",
+}
+EDITABLE = ("title", *FreezeException.MATERIAL_FIELDS)
 
 
 def _lock(exception: FreezeException) -> FreezeException:
@@ -37,6 +48,21 @@ def _lock(exception: FreezeException) -> FreezeException:
         FreezeException.objects.select_for_update()
         .select_related("component", "window", "requester")
         .get(pk=exception.pk)
+    )
+
+
+def _require(exception: FreezeException, action: str) -> None:
+    """Refuse an action its FSM transition's `source=` list does not allow from the effective status:
+    once the change window has ended, the exception is expired whatever the row still says."""
+    state = exception.effective_status
+    subject = f"Exception #{exception.pk}"
+    if state == Status.EXPIRED and exception.status != Status.EXPIRED:
+        subject += f" (its change window ended {exception.change_ends_at:%Y-%m-%d %H:%M} UTC)"
+    require_state(
+        subject=subject,
+        state=state,
+        action=ACTIONS[action],
+        allowed=fsm_sources(getattr(FreezeException, action)),
     )
 
 
@@ -66,6 +92,8 @@ def _validate_change_window(window: FreezeWindow, starts: datetime, ends: dateti
         raise ApplicationError(
             "change_ends_at must be after change_starts_at.", status=400, field="change_ends_at"
         )
+    if ends <= timezone.now():
+        raise ApplicationError(MSG_ENDED, status=400, field="change_ends_at")
     if starts < window.starts_at or ends > window.ends_at:
         raise ApplicationError(
             f"The change window must lie inside '{window.name}' ({window.starts_at:%Y-%m-%d %H:%M} – "
@@ -94,6 +122,7 @@ def _approver_emails(exception: FreezeException) -> list[str]:
         get_user_model()
         .objects.filter(Q(groups__name=exception.component.owner_team) | Q(groups__name=PROGRAM_LEADS))
         .exclude(pk=exception.requester_id)
+        .exclude(pk__in=exception.authors.values("pk"))
         .exclude(email="")
         .distinct()
     )
@@ -150,52 +179,58 @@ def exception_create(
         change_starts_at=change_starts_at,
         change_ends_at=change_ends_at,
     )
+    exception.authors.add(requester)
     transition_record(subject=exception, action="created", actor=requester, to_state=exception.status)
     return exception
 
 
 def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any]) -> FreezeException:
-    """Edit an open exception. A material edit after submission returns it to submitted and
-    dismisses its approvals: what was approved is no longer what would ship."""
+    """Edit an open exception; the editor becomes one of its authors, who never decide it.
+
+    A material edit after submission returns it to submitted and dismisses every approval: what was
+    approved is no longer what would ship. Any edit by someone whose approval stands dismisses that
+    approval (and returns an approved exception to submitted if the rest no longer suffice). Saving
+    unchanged values is no edit."""
     require_role(editor, FRAMEWORK_ENGINEERS, "edit freeze exceptions")
     with transaction.atomic():
         exception = _lock(exception)
-        if exception.effective_status not in FreezeException.OPEN_STATUSES:
-            raise ApplicationError(f"A {exception.effective_status} exception cannot be edited.")
-        material = [
-            f for f in FreezeException.MATERIAL_FIELDS if f in changes and changes[f] != getattr(exception, f)
-        ]
-        for field, value in changes.items():
-            if field in ("title", *FreezeException.MATERIAL_FIELDS):
-                setattr(exception, field, value)
+        _require(exception, "edit")
+        changed = [f for f in EDITABLE if f in changes and changes[f] != getattr(exception, f)]
+        if not changed:
+            return exception
+        for field in changed:
+            setattr(exception, field, changes[field])
         _validate_change_window(exception.window, exception.change_starts_at, exception.change_ends_at)
+        exception.edit()
         exception.last_editor = editor
+        exception.authors.add(editor)
+        material = [f for f in changed if f in FreezeException.MATERIAL_FIELDS]
+        standing = Approval.objects.filter(exception=exception, dismissed_at__isnull=True)
         if material and exception.status in (Status.SUBMITTED, Status.APPROVED):
-            dismissed = Approval.objects.filter(exception=exception, dismissed_at__isnull=True).update(
-                dismissed_at=timezone.now()
-            )
+            dismissed = standing.update(dismissed_at=timezone.now())
             exception.required_approvals = _required_approvals(exception)
-            _move(
-                exception,
-                "resubmit",
-                actor=editor,
-                reason=f"material edit: {', '.join(material)}",
-                data={"dismissed_approvals": dismissed},
-            )
-            transaction.on_commit(
-                lambda: _notify(
-                    exception,
-                    "exception.submitted",
-                    f"Exception changed, review again: {exception.title}",
-                    _approver_emails(exception),
-                )
-            )
-        else:
-            exception.save()
-            transition_record(
-                subject=exception, action="edited", actor=editor, data={"fields": sorted(changes)}
-            )
+            _resubmit(exception, editor, f"material edit: {', '.join(material)}", dismissed)
+            return exception
+        dismissed = standing.filter(approver=editor).update(dismissed_at=timezone.now())
+        if dismissed and exception.status == Status.APPROVED and not _enough_approvals(exception):
+            _resubmit(exception, editor, "edited by an approver, whose approval no longer counts", dismissed)
+            return exception
+        exception.save()
+        data = {"fields": changed, **({"dismissed_approvals": dismissed} if dismissed else {})}
+        transition_record(subject=exception, action="edited", actor=editor, data=data)
     return exception
+
+
+def _resubmit(exception: FreezeException, editor, reason: str, dismissed: int) -> None:
+    _move(exception, "resubmit", actor=editor, reason=reason, data={"dismissed_approvals": dismissed})
+    transaction.on_commit(
+        lambda: _notify(
+            exception,
+            "exception.submitted",
+            f"Exception changed, review again: {exception.title}",
+            _approver_emails(exception),
+        )
+    )
 
 
 def _required_approvals(exception: FreezeException) -> int:
@@ -207,6 +242,7 @@ def exception_submit(*, requester, exception: FreezeException) -> FreezeExceptio
         exception = _lock(exception)
         if exception.requester_id != requester.pk:
             raise PermissionDenied("Only the requester submits their exception.")
+        _require(exception, "submit")
         _refuse_by_level(exception.component, exception.window, exception.change_starts_at)
         exception.required_approvals = _required_approvals(exception)
         _move(exception, "submit", actor=requester)
@@ -223,7 +259,7 @@ def exception_submit(*, requester, exception: FreezeException) -> FreezeExceptio
 
 def _check_approver(user, exception: FreezeException) -> bool:
     """Returns whether the user acts as a program lead; refuses anyone else who may not decide."""
-    if user.pk in (exception.requester_id, exception.last_editor_id):
+    if exception.is_author(user):
         raise PermissionDenied(MSG_SELF_APPROVAL)
     is_lead = has_role(user, PROGRAM_LEADS)
     if not (is_lead or in_team(user, exception.component.owner_team)):
@@ -243,28 +279,38 @@ def _record_verdict(exception: FreezeException, user, verdict: str, comment: str
         raise ApplicationError("You already decided on this exception; one person counts once.") from None
 
 
+def _standing_approvals(exception: FreezeException):
+    return Approval.objects.filter(
+        exception=exception, verdict=Approval.Verdict.APPROVE, dismissed_at__isnull=True
+    )
+
+
+def _enough_approvals(exception: FreezeException) -> bool:
+    """Enough standing approvals: the required number, one of them a program lead's when more than one."""
+    approvals = list(_standing_approvals(exception))
+    if len(approvals) < exception.required_approvals:
+        return False
+    return exception.required_approvals == 1 or any(a.as_program_lead for a in approvals)
+
+
 def exception_approve(*, approver, exception: FreezeException, comment: str = "") -> FreezeException:
     """Counts one approval. Enough approvals (two distinct, one a program lead, for high risk) approve it."""
     with transaction.atomic():
         exception = _lock(exception)
         is_lead = _check_approver(approver, exception)
-        if exception.status != Status.SUBMITTED:
-            raise ApplicationError(f"A {exception.status} exception cannot be approved.")
+        _require(exception, "approve")
         _record_verdict(exception, approver, Approval.Verdict.APPROVE, comment, is_lead)
-        approvals = list(
-            Approval.objects.filter(exception=exception, verdict="approve", dismissed_at__isnull=True)
-        )
-        enough = len(approvals) >= exception.required_approvals
-        if exception.required_approvals > 1:
-            enough = enough and any(a.as_program_lead for a in approvals)
         transition_record(
             subject=exception,
             action="approval",
             actor=approver,
             reason=comment,
-            data={"approvals": len(approvals), "required": exception.required_approvals},
+            data={
+                "approvals": _standing_approvals(exception).count(),
+                "required": exception.required_approvals,
+            },
         )
-        if enough:
+        if _enough_approvals(exception):
             _move(exception, "approve", actor=approver, reason=comment)
             transaction.on_commit(
                 lambda: _notify(
@@ -278,13 +324,12 @@ def exception_approve(*, approver, exception: FreezeException, comment: str = ""
 
 
 def exception_reject(*, approver, exception: FreezeException, reason: str) -> FreezeException:
-    if not reason.strip():
-        raise ApplicationError(MSG_REASON, status=400, field="reason")
     with transaction.atomic():
         exception = _lock(exception)
         is_lead = _check_approver(approver, exception)
-        if exception.status != Status.SUBMITTED:
-            raise ApplicationError(f"A {exception.status} exception cannot be rejected.")
+        _require(exception, "reject")
+        if not reason.strip():
+            raise ApplicationError(MSG_REASON, status=400, field="reason")
         _record_verdict(exception, approver, Approval.Verdict.REJECT, reason, is_lead)
         exception.closing_reason = reason
         _move(exception, "reject", actor=approver, reason=reason)
@@ -304,6 +349,7 @@ def exception_withdraw(*, requester, exception: FreezeException, reason: str = "
         exception = _lock(exception)
         if exception.requester_id != requester.pk:
             raise PermissionDenied("Only the requester withdraws their exception.")
+        _require(exception, "withdraw")
         exception.closing_reason = reason
         _move(exception, "withdraw", actor=requester, reason=reason)
     return exception
@@ -315,8 +361,7 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
         raise ApplicationError(MSG_REASON, status=400, field="reason")
     with transaction.atomic():
         exception = _lock(exception)
-        if exception.effective_status != Status.APPROVED:
-            raise ApplicationError(f"A {exception.effective_status} exception cannot be revoked.")
+        _require(exception, "revoke")
         exception.closing_reason = reason
         _move(exception, "revoke", actor=lead, reason=reason)
         transaction.on_commit(
@@ -331,14 +376,17 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
 
 
 def exceptions_expire(now: datetime | None = None) -> list[int]:
-    """Periodic: mark approved exceptions whose change window has ended as expired, and tell requesters.
-    (They stopped counting at that moment already: every read uses effective_status.)"""
+    """Periodic: mark open exceptions whose change window has ended as expired, and tell requesters.
+    (They were expired at that moment already: every read and every service uses effective_status.)"""
     now = now or timezone.now()
     expired = []
-    for candidate in FreezeException.objects.filter(status=Status.APPROVED, change_ends_at__lte=now):
+    ended = FreezeException.objects.filter(
+        status__in=FreezeException.OPEN_STATUSES, change_ends_at__lte=now
+    ).order_by("pk")
+    for candidate in ended:
         with transaction.atomic():
             exception = _lock(candidate)
-            if exception.status != Status.APPROVED:
+            if exception.status not in FreezeException.OPEN_STATUSES or exception.change_ends_at > now:
                 continue
             _move(exception, "expire", actor=None, reason="change window ended")
             transaction.on_commit(

@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, require_role
+from core.transitions import require_state
 from metrics import signals
 from metrics.boundary import boundary_key, definition_changes
 from metrics.models import MetricDefinition
@@ -28,10 +29,25 @@ EDITABLE_FIELDS = (
     "excludes",
     "owner_team",
 )
+Status = MetricDefinition.Status
+# Allowed-from table of a definition version. Wording and ownership stay editable in every state (the
+# meaning-bearing fields only on a draft); activating a draft also deprecates the version it replaces.
+TRANSITIONS = {
+    "edit": {Status.DRAFT, Status.ACTIVE, Status.DEPRECATED},
+    "activate": {Status.DRAFT},
+    "deprecate": {Status.ACTIVE},
+}
+ACTIONS = {"edit": "editing", "activate": "activating", "deprecate": "deprecating"}
 MSG_DUPLICATE = "A definition measuring exactly this already exists: '{ref}'. Use it, or change the boundary."
 MSG_MEANING_CHANGE = (
     "{ref} is {status}: its {fields} cannot change. Create a new version (POST …/versions/) instead."
 )
+
+
+def _require(definition: MetricDefinition, action: str) -> None:
+    require_state(
+        subject=definition.ref, state=definition.status, action=ACTIONS[action], allowed=TRANSITIONS[action]
+    )
 
 
 def _validate(definition: MetricDefinition) -> None:
@@ -109,6 +125,7 @@ def definition_update(*, actor, definition: MetricDefinition, changes: dict[str,
     """Edit in place: anything on a draft; only wording and ownership once active or deprecated."""
     require_role(actor, METRIC_OWNERS, "edit metric definitions")
     definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
+    _require(definition, "edit")
     before = MetricDefinition(**{f: getattr(definition, f) for f in EDITABLE_FIELDS})
     for field, value in changes.items():
         if field in EDITABLE_FIELDS:
@@ -138,8 +155,7 @@ def definition_activate(*, actor, definition: MetricDefinition) -> MetricDefinit
     require_role(actor, METRIC_OWNERS, "activate metric definitions")
     versions = {d.pk: d for d in MetricDefinition.objects.select_for_update().filter(key=definition.key)}
     definition = versions[definition.pk]
-    if definition.status != MetricDefinition.Status.DRAFT:
-        raise ApplicationError(f"{definition.ref} is {definition.status}; only a draft can be activated.")
+    _require(definition, "activate")
     _refuse_duplicate_boundary(definition)
     previous = next((d for d in versions.values() if d.status == MetricDefinition.Status.ACTIVE), None)
     if previous is not None:
@@ -172,20 +188,17 @@ def definition_activate(*, actor, definition: MetricDefinition) -> MetricDefinit
 @transaction.atomic
 def definition_deprecate(*, actor, definition: MetricDefinition, reason: str = "") -> MetricDefinition:
     require_role(actor, METRIC_OWNERS, "deprecate metric definitions")
-    updated = (
-        MetricDefinition.objects.filter(pk=definition.pk)
-        .exclude(status="deprecated")
-        .update(status=MetricDefinition.Status.DEPRECATED)
-    )
-    if not updated:
-        raise ApplicationError(f"{definition.ref} is already deprecated.")
+    definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
+    _require(definition, "deprecate")
+    previous = definition.status
+    definition.status = Status.DEPRECATED
+    definition.save(update_fields=["status"])
     transition_record(
         subject=definition,
         action="deprecated",
         actor=actor,
-        from_state=definition.status,
-        to_state="deprecated",
+        from_state=previous,
+        to_state=definition.status,
         reason=reason,
     )
-    definition.refresh_from_db()
     return definition

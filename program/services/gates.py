@@ -13,6 +13,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.roles import PROGRAM_LEADS, require_role
+from core.transitions import require_state
 from metrics.models import MetricDefinition
 from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
@@ -23,6 +24,19 @@ MSG_WAIVE_NEEDS_NOTE = "Waiving a gate needs a note that says why."
 FRESH_FOR_SECONDS = 15 * 60
 
 
+GATE_ACTIONS = {"add_criterion": "adding a criterion", "decide": "deciding", "reopen": "reopening"}
+
+
+def _require_gate_state(gate: Gate, action: str, message: str = "") -> None:
+    require_state(
+        subject=f"Gate '{gate.name}'",
+        state=gate.status,
+        action=GATE_ACTIONS[action],
+        allowed=Gate.TRANSITIONS[action],
+        message=message.format(gate=gate.name, status=gate.status),
+    )
+
+
 def _lead_emails(gate: Gate) -> list[str]:
     return [gate.phase.program.lead.email]
 
@@ -30,6 +44,13 @@ def _lead_emails(gate: Gate) -> list[str]:
 @transaction.atomic
 def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
     require_role(actor, PROGRAM_LEADS, "add gates")
+    phase = Phase.objects.select_for_update().get(pk=phase.pk)
+    require_state(
+        subject=f"Phase '{phase.name}'",
+        state=phase.status,
+        action="adding a gate",
+        allowed=Phase.TRANSITIONS["add_gate"],
+    )
     if kind == Gate.Kind.EXIT and Gate.objects.filter(phase=phase, kind=Gate.Kind.EXIT).exists():
         raise ApplicationError(f"{phase.name} has an exit gate already.", field="kind")
     gate = Gate.objects.create(phase=phase, name=name, kind=kind, due_date=due_date)
@@ -41,8 +62,8 @@ def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
 def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
     """A criterion pins its metric version; only undecided gates take new criteria."""
     require_role(actor, PROGRAM_LEADS, "add criteria")
-    if gate.decided:
-        raise ApplicationError(MSG_ALREADY_DECIDED.format(gate=gate.name, status=gate.status))
+    gate = Gate.objects.select_for_update().get(pk=gate.pk)
+    _require_gate_state(gate, "add_criterion", message=MSG_ALREADY_DECIDED)
     criterion = Criterion(gate=gate, **fields)
     if criterion.kind != Criterion.Kind.MANUAL:
         if criterion.metric is None:
@@ -62,6 +83,14 @@ def criterion_attest(*, actor, criterion: Criterion, link: str = "") -> Criterio
     require_role(actor, PROGRAM_LEADS, "attest checklist items")
     if criterion.kind != Criterion.Kind.MANUAL:
         raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)
+    # Locks the gate too: a decision cannot slip in between this check and the attestation.
+    criterion = Criterion.objects.select_for_update().select_related("gate").get(pk=criterion.pk)
+    require_state(
+        subject=f"Criterion '{criterion.name}'",
+        state=criterion.state,
+        action="attesting",
+        allowed=Criterion.TRANSITIONS["attest"],
+    )
     criterion.attested_by, criterion.attested_at, criterion.attestation_link = actor, timezone.now(), link
     criterion.save(update_fields=["attested_by", "attested_at", "attestation_link"])
     transition_record(
@@ -185,8 +214,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
         raise ApplicationError("decision must be pass, fail or waive.", status=400, field="decision")
     if decision == Decision.Verdict.WAIVE and not note.strip():
         raise ApplicationError(MSG_WAIVE_NEEDS_NOTE, status=400, field="note")
-    if gate.decided:
-        raise ApplicationError(MSG_ALREADY_DECIDED.format(gate=gate.name, status=gate.status))
+    _require_gate_state(gate, "decide", message=MSG_ALREADY_DECIDED)
     evaluation = gate_evaluate(gate=gate, actor=lead)
     if decision == Decision.Verdict.PASS and not evaluation.all_required_pass:
         names = ", ".join(evaluation.failing) or "no criteria defined"
@@ -241,8 +269,7 @@ def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
     if not reason.strip():
         raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
     gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)
-    if not gate.decided:
-        raise ApplicationError(f"Gate '{gate.name}' is {gate.status}: nothing to reopen.")
+    _require_gate_state(gate, "reopen")
     if gate.phase.status == Phase.Status.COMPLETED and gate.kind == Gate.Kind.EXIT:
         raise ApplicationError(f"{gate.phase.name} is completed; its exit gate stays decided.")
     Decision.objects.filter(gate=gate, reopened_at__isnull=True).update(

@@ -9,16 +9,11 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
+from core.transitions import require_state
 from metrics.models import Workload
 from program.models import Program, WorkloadMigration
 
 State = WorkloadMigration.State
-ALLOWED = {
-    State.ON_OLD: {State.DUAL_RUN},
-    State.DUAL_RUN: {State.ON_NEW, State.ROLLED_BACK},
-    State.ON_NEW: {State.ROLLED_BACK},
-    State.ROLLED_BACK: {State.DUAL_RUN},
-}
 
 
 def _require_migration_role(actor) -> None:
@@ -49,15 +44,15 @@ def migration_set_state(
     *, actor, migration: WorkloadMigration, state: str, reason: str = ""
 ) -> WorkloadMigration:
     _require_migration_role(actor)
-    migration = WorkloadMigration.objects.select_for_update().get(pk=migration.pk)
+    migration = WorkloadMigration.objects.select_for_update().select_related("workload").get(pk=migration.pk)
     if state not in State.values:
         raise ApplicationError(f"state must be one of {', '.join(State.values)}.", status=400, field="state")
-    if state not in ALLOWED[migration.state]:
-        raise ApplicationError(
-            f"{migration.workload.key} is {migration.state}; it can go to "
-            f"{', '.join(sorted(ALLOWED[migration.state]))}, not {state}.",
-            field="state",
-        )
+    require_state(
+        subject=migration.workload.key,
+        state=migration.state,
+        action=f"moving to {state}",
+        allowed=WorkloadMigration.TRANSITIONS[state],
+    )
     if state == State.ROLLED_BACK and not reason.strip():
         raise ApplicationError("A rollback needs a reason.", status=400, field="reason")
     today = timezone.localdate()

@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
+from core.transitions import require_state
 from metrics.models import MetricDefinition, System, Workload
 from program import signals
 from program.blueprints import blueprint_load
@@ -142,6 +143,12 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
     if not reason.strip():
         raise ApplicationError("Say why the plan changes.", status=400, field="reason")
     phase = Phase.objects.select_for_update().get(pk=phase.pk)
+    require_state(
+        subject=f"Phase '{phase.name}'",
+        state=phase.status,
+        action="re-planning",
+        allowed=Phase.TRANSITIONS["replan"],
+    )
     before = {"planned_start": phase.planned_start.isoformat(), "planned_end": phase.planned_end.isoformat()}
     phase.planned_start, phase.planned_end = planned_start, planned_end
     phase.save(update_fields=["planned_start", "planned_end"])
@@ -166,10 +173,22 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
 
     Returns the new active phase, or None when the last phase completed the program."""
     require_role(actor, PROGRAM_LEADS, "advance phases")
+    program = Program.objects.select_for_update().get(pk=program.pk)
+    require_state(
+        subject=program.name, state=program.status, action="advancing", allowed=Program.TRANSITIONS["advance"]
+    )
     phases = list(Phase.objects.select_for_update().filter(program=program).order_by("order"))
     current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
     if current is None:
         raise ApplicationError(f"{program.name} has no active phase: it is {program.status}.")
+    following = next((p for p in phases if p.order > current.order), None)
+    if following is not None:
+        require_state(
+            subject=f"The next phase, '{following.name}',",
+            state=following.status,
+            action="activating it",
+            allowed=Phase.TRANSITIONS["activate"],
+        )
     exit_gate = Gate.objects.filter(phase=current, kind=Gate.Kind.EXIT).first()
     if exit_gate is not None and exit_gate.status not in (Gate.Status.PASSED, Gate.Status.WAIVED):
         raise ApplicationError(
@@ -187,7 +206,6 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
         to_state="completed",
         reason=reason,
     )
-    following = next((p for p in phases if p.order > current.order), None)
     if following is None:
         Program.objects.filter(pk=program.pk).update(status=Program.Status.COMPLETED)
         transition_record(
