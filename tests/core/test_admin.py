@@ -31,9 +31,13 @@ def test_admin_gate_evaluate_action_uses_the_service(client):
     from program.models import Evaluation, Gate
 
     call_command("load_demo", stdout=io.StringIO())
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
 
-    client.force_login(User.objects.get(username="admin"))
+    from core.roles import PROGRAM_LEADS
+
+    admin = User.objects.get(username="admin")
+    admin.groups.add(Group.objects.get(name=PROGRAM_LEADS))  # evaluating on demand needs a role
+    client.force_login(admin)
     frontier = Gate.objects.get(phase__kind="frontier", kind="exit")
     assert not Evaluation.objects.filter(gate=frontier).exists()
     client.post("/admin/program/gate/", {"action": "evaluate", "_selected_action": [frontier.pk]})
