@@ -204,3 +204,17 @@ def test_a_batch_replay_with_a_charset_suffix_or_reordered_keys_is_the_same_batc
     other = post_raw(client, url, json.dumps({"observations": [row(i) for i in range(4)]}), **KEY)
     assert other.status_code == 422
     assert other.json()["errors"][0]["field"] == "Idempotency-Key"
+
+
+def test_every_create_and_decision_documents_the_header():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    undocumented = [
+        path
+        for path, operations in schema["paths"].items()
+        if "post" in operations
+        and path != "/api/v1/auth/token/"
+        and not any(p["name"] == "Idempotency-Key" for p in operations["post"].get("parameters", []))
+    ]
+    assert undocumented == []
