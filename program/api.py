@@ -202,7 +202,8 @@ def _system(key: str, field: str) -> System:
 
 @extend_schema(tags=["program"])
 class ProgramListCreate(generics.ListAPIView):
-    queryset = selectors.programs_list()
+    # Explicit: the aggregate annotations drop Meta.ordering, and pages need a stable order.
+    queryset = selectors.programs_list().order_by("-start_date", "slug")
     serializer_class = ProgramOutput
     filterset_fields = ["status"]
     permission_classes = [RoleRequired]
