@@ -12,11 +12,30 @@ from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField, ReasonInput
 from core.errors import ApplicationError
+from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from freeze import selectors, services
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
+from freeze.services.exceptions import exception_actor_check
 from program.models import Program
+
+# Who may write, per action: refused with 403 before the body is read (core.api.permissions).
+# No roles: anyone signed in, and the view asks exception_actor_check (requester; approvers).
+WRITE_RULES = {
+    "component_upsert": WriteRule("manage components", (PROGRAM_LEADS,)),
+    "window_create": WriteRule("create freeze windows", (PROGRAM_LEADS,)),
+    "levels_set": WriteRule("set freeze levels", (PROGRAM_LEADS,)),
+    "exception_create": WriteRule("file freeze exceptions", (FRAMEWORK_ENGINEERS,)),
+    "exception_edit": WriteRule("edit freeze exceptions", (FRAMEWORK_ENGINEERS,)),
+    "exception_submit": WriteRule("submit freeze exceptions"),
+    "exception_withdraw": WriteRule("withdraw freeze exceptions"),
+    "exception_approve": WriteRule("approve freeze exceptions"),
+    "exception_reject": WriteRule("reject freeze exceptions"),
+    "exception_revoke": WriteRule("revoke exceptions", (PROGRAM_LEADS,)),
+}
 
 
 class ComponentSerializer(serializers.ModelSerializer):
@@ -30,8 +49,13 @@ class ComponentList(generics.ListAPIView):
     queryset = Component.objects.all()
     serializer_class = ComponentSerializer
     filterset_fields = ["layer", "owner_team"]
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["component_upsert"]
 
-    @extend_schema(request=ComponentSerializer, responses={201: ComponentSerializer})
+    @extend_schema(
+        request=ComponentSerializer, responses={201: ComponentSerializer}, parameters=[IDEMPOTENCY_KEY]
+    )
+    @idempotent
     def post(self, request):
         data = ComponentSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -52,8 +76,11 @@ class WindowSerializer(serializers.ModelSerializer):
 class WindowList(generics.ListAPIView):
     queryset = FreezeWindow.objects.select_related("program")
     serializer_class = WindowSerializer
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["window_create"]
 
-    @extend_schema(request=WindowSerializer, responses={201: WindowSerializer})
+    @extend_schema(request=WindowSerializer, responses={201: WindowSerializer}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request):
         data = WindowSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -90,6 +117,9 @@ def _levels_response(window: FreezeWindow) -> Response:
 class WindowLevels(APIView):
     """GET the freeze list of a window; POST {"levels": {...}} sets levels (program leads); ?export=csv|yaml downloads."""
 
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["levels_set"]
+
     @extend_schema(
         parameters=[OpenApiParameter("export", str, enum=["csv", "yaml"])],
         responses=LevelRow(many=True),
@@ -104,7 +134,8 @@ class WindowLevels(APIView):
             return response
         return _levels_response(window)
 
-    @extend_schema(request=LevelsInput, responses=LevelRow(many=True))
+    @extend_schema(request=LevelsInput, responses=LevelRow(many=True), parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request, pk):
         window = get_object_or_404(FreezeWindow, pk=pk)
         data = LevelsInput(data=request.data)
@@ -114,13 +145,19 @@ class WindowLevels(APIView):
 
 
 @extend_schema(
-    tags=["freeze"], request={"multipart/form-data": OpenApiTypes.OBJECT}, responses=LevelRow(many=True)
+    tags=["freeze"],
+    request={"multipart/form-data": OpenApiTypes.OBJECT},
+    responses=LevelRow(many=True),
+    parameters=[IDEMPOTENCY_KEY],
 )
 class WindowLevelsImport(APIView):
     """Upload a CSV or YAML export (field `file`) to set the levels it lists."""
 
     parser_classes = [MultiPartParser, JSONParser, FileUploadParser]
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["levels_set"]
 
+    @idempotent
     def post(self, request, pk):
         window = get_object_or_404(FreezeWindow, pk=pk)
         upload = request.data.get("file")
@@ -283,6 +320,8 @@ def _with_approvals(queryset):
 class ExceptionList(generics.ListAPIView):
     serializer_class = ExceptionOutput
     filterset_fields = ["status", "risk", "component__key", "window"]
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["exception_create"]
 
     def get_queryset(self):
         params = self.request.query_params
@@ -294,7 +333,8 @@ class ExceptionList(generics.ListAPIView):
             queryset = queryset.filter(requester=self.request.user)
         return _with_approvals(queryset)
 
-    @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput})
+    @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request):
         data = ExceptionInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -308,6 +348,9 @@ def _exception(pk: int) -> FreezeException:
 
 @extend_schema(tags=["freeze"])
 class ExceptionDetail(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["exception_edit"]
+
     @extend_schema(responses=ExceptionOutput)
     def get(self, request, pk):
         return Response(ExceptionOutput(_exception(pk)).data)
@@ -326,12 +369,23 @@ class CommentInput(serializers.Serializer):
 
 def _transition_view(name: str, call, input_serializer):
     class View(APIView):
+        permission_classes = [RoleRequired]
+        write_rule = WRITE_RULES[f"exception_{name}"]
+
+        def check_permissions(self, request):
+            super().check_permissions(request)
+            if request.method == "POST":
+                # The object-level rules, before the body too: 404 for no such exception, else 403.
+                exception_actor_check(user=request.user, exception=_exception(self.kwargs["pk"]), action=name)
+
         @extend_schema(
             tags=["freeze"],
             request=input_serializer,
             responses=ExceptionOutput,
             operation_id=f"freeze_exceptions_{name}",
+            parameters=[IDEMPOTENCY_KEY],
         )
+        @idempotent
         def post(self, request, pk):
             data = input_serializer(data=request.data)
             data.is_valid(raise_exception=True)

@@ -6,18 +6,19 @@ import django_filters
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status, viewsets
 from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser
-from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
+from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
-from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
+from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, body_fingerprint, idempotency_key, idempotent
+from core.roles import METRIC_OWNERS, PROGRAM_LEADS
 from metrics import selectors, services
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.ingest_formats import decode_rows
@@ -33,20 +34,17 @@ from metrics.models import (
 )
 from metrics.selectors.comparison import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
 from metrics.services.definitions import EDITABLE_FIELDS
-from metrics.services.ingest import request_fingerprint
 
-
-class ReadOrRoles(BasePermission):
-    """Anyone signed in reads; writes need one of the view's `write_roles`."""
-
-    message = "Only metric owners or program leads may change systems and workloads."
-
-    def has_permission(self, request, view):
-        if not request.user.is_authenticated:
-            return False
-        if request.method in SAFE_METHODS:
-            return True
-        return any(has_role(request.user, role) for role in view.write_roles)
+# Who may write, per action: refused with 403 before the body is read (core.api.permissions).
+WRITE_RULES = {
+    "reference_write": WriteRule("change systems and workloads", (METRIC_OWNERS, PROGRAM_LEADS)),
+    "definition_register": WriteRule("register metric definitions", (METRIC_OWNERS,)),
+    "definition_version_create": WriteRule("create metric versions", (METRIC_OWNERS,)),
+    "definition_update": WriteRule("edit metric definitions", (METRIC_OWNERS,)),
+    "definition_activate": WriteRule("activate metric definitions", (METRIC_OWNERS,)),
+    "definition_deprecate": WriteRule("deprecate metric definitions", (METRIC_OWNERS,)),
+    "observations_ingest": WriteRule("push observations", permission="metrics.add_observation"),
+}
 
 
 # --- systems and workloads (plain CRUD) -------------------------------------------------------------
@@ -67,9 +65,14 @@ class WorkloadSerializer(serializers.ModelSerializer):
 class ReferenceViewSet(viewsets.ModelViewSet):
     """Systems and workloads: plain CRUD by key, written by metric owners and program leads."""
 
-    permission_classes = [ReadOrRoles]
-    write_roles = (METRIC_OWNERS, PROGRAM_LEADS)
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["reference_write"]
     lookup_field = "key"
+
+    @extend_schema(parameters=[IDEMPOTENCY_KEY])
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        return super().create(request, *args, **kwargs)
 
     def perform_destroy(self, instance):
         services.reference_delete(instance=instance)
@@ -155,8 +158,11 @@ class DefinitionListCreate(generics.ListAPIView):
     queryset = MetricDefinition.objects.order_by("key", "-version")
     serializer_class = DefinitionOutput
     filterset_class = DefinitionFilter
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["definition_register"]
 
-    @extend_schema(request=DefinitionCreate, responses={201: DefinitionOutput})
+    @extend_schema(request=DefinitionCreate, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request):
         data = DefinitionCreate(data=request.data)
         data.is_valid(raise_exception=True)
@@ -175,6 +181,9 @@ class DefinitionDetail(APIView):
 
 @extend_schema(tags=["metrics"])
 class DefinitionVersions(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["definition_version_create"]
+
     @extend_schema(responses=DefinitionOutput(many=True))
     def get(self, request, key):
         versions = selectors.definition_versions(key)
@@ -182,7 +191,8 @@ class DefinitionVersions(APIView):
             raise ApplicationError(f"Unknown metric '{key}'.", status=404)
         return Response(DefinitionOutput(versions, many=True).data)
 
-    @extend_schema(request=DefinitionFields, responses={201: DefinitionOutput})
+    @extend_schema(request=DefinitionFields, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request, key):
         data = DefinitionFields(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -198,6 +208,9 @@ def _version(key: str, version: int) -> MetricDefinition:
 
 @extend_schema(tags=["metrics"])
 class DefinitionVersionDetail(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["definition_update"]
+
     @extend_schema(responses=DefinitionOutput)
     def get(self, request, key, version):
         return Response(DefinitionOutput(_version(key, version)).data)
@@ -212,15 +225,25 @@ class DefinitionVersionDetail(APIView):
         return Response(DefinitionOutput(definition).data)
 
 
-@extend_schema(tags=["metrics"], request=None, responses=DefinitionOutput)
+@extend_schema(tags=["metrics"], request=None, responses=DefinitionOutput, parameters=[IDEMPOTENCY_KEY])
 class DefinitionActivate(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["definition_activate"]
+
+    @idempotent
     def post(self, request, key, version):
         definition = services.definition_activate(actor=request.user, definition=_version(key, version))
         return Response(DefinitionOutput(definition).data)
 
 
-@extend_schema(tags=["metrics"], request=ReasonInput, responses=DefinitionOutput)
+@extend_schema(
+    tags=["metrics"], request=ReasonInput, responses=DefinitionOutput, parameters=[IDEMPOTENCY_KEY]
+)
 class DefinitionDeprecate(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["definition_deprecate"]
+
+    @idempotent
     def post(self, request, key, version):
         data = ReasonInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -298,13 +321,6 @@ class RawBodyParser(BaseParser):
         return stream.read() if stream is not None else b""
 
 
-class CanIngest(IsAuthenticated):
-    message = "Pushing observations needs the metrics.add_observation permission."
-
-    def has_permission(self, request, view):
-        return super().has_permission(request, view) and request.user.has_perm("metrics.add_observation")
-
-
 class IngestOutput(serializers.Serializer):
     batch = serializers.IntegerField()
     received = serializers.IntegerField()
@@ -320,14 +336,15 @@ class IngestOutput(serializers.Serializer):
         "application/x-ndjson": OpenApiTypes.STR,
         "text/csv": OpenApiTypes.STR,
     },
-    parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
+    parameters=[IDEMPOTENCY_KEY],
     responses={201: IngestOutput},
 )
 class ObservationBatch(APIView):
     """All-or-nothing batch ingest. A 422 lists every bad row as {index, field, message}."""
 
     parser_classes = [RawBodyParser]
-    permission_classes = [CanIngest]
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["observations_ingest"]
 
     def post(self, request):
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
@@ -336,28 +353,23 @@ class ObservationBatch(APIView):
             )
         body = request.data if isinstance(request.data, bytes) else b""
         content_type = request.content_type or ""
-        key = request.headers.get("Idempotency-Key") or None
-        if key is not None and len(key) > 200:
-            raise ApplicationError(
-                "Idempotency-Key is at most 200 characters.", status=400, field="Idempotency-Key"
-            )
-        fingerprint = request_fingerprint(body, content_type) if key else None
-        if key:
-            # Replays skip decoding: the first answer comes back as it was.
-            result = services.observations_replay(user=request.user, key=key, fingerprint=fingerprint)
-            if result is not None:
-                return Response(
-                    result.as_dict(), status=status.HTTP_201_CREATED, headers={"Idempotent-Replay": "true"}
-                )
-        rows = decode_rows(body, content_type)
-        result = services.observations_ingest(
-            rows=rows,
-            submitted_by=request.user,
-            source=request.headers.get("User-Agent", "")[:100],
-            idempotency_key=key,
-            fingerprint=fingerprint,
+        key = idempotency_key(request)
+        # The service stores the answer in the batch's own transaction (core.idempotency otherwise).
+        fingerprint = body_fingerprint(body, content_type) if key else None
+        # Replays skip decoding: the first answer comes back as it was.
+        result = (
+            services.observations_replay(user=request.user, key=key, fingerprint=fingerprint) if key else None
         )
-        return Response(result.as_dict(), status=status.HTTP_201_CREATED)
+        if result is None:
+            result = services.observations_ingest(
+                rows=decode_rows(body, content_type),
+                submitted_by=request.user,
+                source=request.headers.get("User-Agent", "")[:100],
+                idempotency_key=key,
+                fingerprint=fingerprint,
+            )
+        headers = {REPLAY_HEADER: "true"} if result.replayed else None
+        return Response(result.as_dict(), status=status.HTTP_201_CREATED, headers=headers)
 
 
 # --- comparisons -------------------------------------------------------------------------------------

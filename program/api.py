@@ -8,13 +8,31 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
+from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from metrics.models import System, Workload
 from metrics.selectors import definition_resolve
 from program import selectors, services
 from program.blueprints import blueprint_keys
 from program.models import Criterion, CriterionResult, Decision, Gate, Phase, Program, WorkloadMigration
+from program.services.gates import EVALUATE_ROLES
+
+# Who may write, per action: refused with 403 before the body is read (core.api.permissions).
+WRITE_RULES = {
+    "program_create": WriteRule("create programs", (PROGRAM_LEADS,)),
+    "program_advance": WriteRule("advance phases", (PROGRAM_LEADS,)),
+    "phase_replan": WriteRule("re-plan phases", (PROGRAM_LEADS,)),
+    "gate_add": WriteRule("add gates", (PROGRAM_LEADS,)),
+    "gate_evaluate": WriteRule("evaluate gates", EVALUATE_ROLES),
+    "gate_decide": WriteRule("decide gates", (PROGRAM_LEADS,)),
+    "gate_reopen": WriteRule("reopen gates", (PROGRAM_LEADS,)),
+    "criterion_add": WriteRule("add criteria", (PROGRAM_LEADS,)),
+    "criterion_attest": WriteRule("attest checklist items", (PROGRAM_LEADS,)),
+    "migration_record": WriteRule("record migrations", (PROGRAM_LEADS, FRAMEWORK_ENGINEERS)),
+}
 
 # --- output ------------------------------------------------------------------------------------------
 
@@ -184,11 +202,15 @@ def _system(key: str, field: str) -> System:
 
 @extend_schema(tags=["program"])
 class ProgramListCreate(generics.ListAPIView):
-    queryset = selectors.programs_list()
+    # Explicit: the aggregate annotations drop Meta.ordering, and pages need a stable order.
+    queryset = selectors.programs_list().order_by("-start_date", "slug")
     serializer_class = ProgramOutput
     filterset_fields = ["status"]
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["program_create"]
 
-    @extend_schema(request=ProgramCreate, responses={201: ProgramDetailOutput})
+    @extend_schema(request=ProgramCreate, responses={201: ProgramDetailOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request):
         data = ProgramCreate(data=request.data)
         data.is_valid(raise_exception=True)
@@ -222,10 +244,16 @@ def _program(slug: str) -> Program:
         raise ApplicationError(f"There is no program '{slug}'.", status=404) from None
 
 
-@extend_schema(tags=["program"], request=ReasonInput, responses=ProgramDetailOutput)
+@extend_schema(
+    tags=["program"], request=ReasonInput, responses=ProgramDetailOutput, parameters=[IDEMPOTENCY_KEY]
+)
 class ProgramAdvance(APIView):
     """Complete the active phase (its exit gate passed or waived) and activate the next."""
 
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["program_advance"]
+
+    @idempotent
     def post(self, request, slug):
         data = ReasonInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -241,8 +269,12 @@ class ReplanInput(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
 
 
-@extend_schema(tags=["program"], request=ReplanInput, responses=PhaseOutput)
+@extend_schema(tags=["program"], request=ReplanInput, responses=PhaseOutput, parameters=[IDEMPOTENCY_KEY])
 class PhaseReplan(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["phase_replan"]
+
+    @idempotent
     def post(self, request, pk):
         data = ReplanInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -264,7 +296,11 @@ class GateCreate(serializers.Serializer):
 
 @extend_schema(tags=["program"])
 class GateCreateView(APIView):
-    @extend_schema(request=GateCreate, responses={201: GateOutput})
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["gate_add"]
+
+    @extend_schema(request=GateCreate, responses={201: GateOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request):
         data = GateCreate(data=request.data)
         data.is_valid(raise_exception=True)
@@ -286,8 +322,12 @@ class GateDetail(APIView):
         return Response(GateOutput(_gate(pk)).data)
 
 
-@extend_schema(tags=["program"], request=None, responses=GateOutput)
+@extend_schema(tags=["program"], request=None, responses=GateOutput, parameters=[IDEMPOTENCY_KEY])
 class GateEvaluate(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["gate_evaluate"]
+
+    @idempotent
     def post(self, request, pk):
         services.gate_evaluate(gate=_gate(pk), actor=request.user)
         return Response(GateOutput(_gate(pk)).data)
@@ -298,10 +338,16 @@ class DecisionInput(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
 
-@extend_schema(tags=["program"], request=DecisionInput, responses={201: DecisionOutput})
+@extend_schema(
+    tags=["program"], request=DecisionInput, responses={201: DecisionOutput}, parameters=[IDEMPOTENCY_KEY]
+)
 class GateDecision(APIView):
     """Program leads only. Pass needs every required criterion passing in a fresh evaluation (else 409)."""
 
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["gate_decide"]
+
+    @idempotent
     def post(self, request, pk):
         data = DecisionInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -313,8 +359,12 @@ class ReopenInput(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
 
 
-@extend_schema(tags=["program"], request=ReopenInput, responses=GateOutput)
+@extend_schema(tags=["program"], request=ReopenInput, responses=GateOutput, parameters=[IDEMPOTENCY_KEY])
 class GateReopen(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["gate_reopen"]
+
+    @idempotent
     def post(self, request, pk):
         data = ReopenInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -352,8 +402,14 @@ class CriterionCreate(serializers.Serializer):
         return attrs
 
 
-@extend_schema(tags=["program"], request=CriterionCreate, responses={201: CriterionOutput})
+@extend_schema(
+    tags=["program"], request=CriterionCreate, responses={201: CriterionOutput}, parameters=[IDEMPOTENCY_KEY]
+)
 class GateCriteria(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["criterion_add"]
+
+    @idempotent
     def post(self, request, pk):
         data = CriterionCreate(data=request.data)
         data.is_valid(raise_exception=True)
@@ -367,8 +423,12 @@ class AttestInput(serializers.Serializer):
     link = serializers.URLField(required=False, allow_blank=True, default="")
 
 
-@extend_schema(tags=["program"], request=AttestInput, responses=CriterionOutput)
+@extend_schema(tags=["program"], request=AttestInput, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
 class CriterionAttest(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["criterion_attest"]
+
+    @idempotent
     def post(self, request, pk):
         data = AttestInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -391,11 +451,15 @@ class MigrationInput(serializers.Serializer):
 
 @extend_schema(tags=["program"])
 class ProgramMigrations(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["migration_record"]
+
     @extend_schema(responses=MigrationOutput(many=True))
     def get(self, request, slug):
         return Response(MigrationOutput(_program(slug).migrations.all(), many=True).data)
 
-    @extend_schema(request=MigrationInput, responses={201: MigrationOutput})
+    @extend_schema(request=MigrationInput, responses={201: MigrationOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request, slug):
         data = MigrationInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -419,8 +483,14 @@ class MigrationStateInput(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-@extend_schema(tags=["program"], request=MigrationStateInput, responses=MigrationOutput)
+@extend_schema(
+    tags=["program"], request=MigrationStateInput, responses=MigrationOutput, parameters=[IDEMPOTENCY_KEY]
+)
 class MigrationState(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["migration_record"]
+
+    @idempotent
     def post(self, request, pk):
         data = MigrationStateInput(data=request.data)
         data.is_valid(raise_exception=True)

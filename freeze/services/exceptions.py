@@ -269,6 +269,16 @@ def _check_approver(user, exception: FreezeException) -> bool:
     return is_lead
 
 
+def exception_actor_check(*, user, exception: FreezeException, action: str) -> None:
+    """Refuses (PermissionDenied) someone the object-level rules keep from `action` on this exception.
+
+    The API asks before it reads the request body; the transitions check again under the row lock."""
+    if action in ("submit", "withdraw") and exception.requester_id != user.pk:
+        raise PermissionDenied(f"Only the requester {action}s their exception.")
+    if action in ("approve", "reject"):
+        _check_approver(user, exception)
+
+
 def _record_verdict(exception: FreezeException, user, verdict: str, comment: str, is_lead: bool) -> None:
     try:
         with transaction.atomic():

@@ -6,14 +6,13 @@ ingest_rows and written in ingest_copy; speed matters (benchmarks/ingest.py).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
+from core import idempotency
 from core.errors import ApplicationError
-from core.models import IdempotencyRecord
 from metrics.ingest_formats import ObservationIn, as_dict
 from metrics.models import IngestBatch
 from metrics.services.ingest_copy import rows_write
@@ -31,7 +30,6 @@ MAX_ROWS = 50_000
 IDEMPOTENCY_SCOPE = "observations.batch"
 
 MSG_TOO_MANY = f"A batch holds at most {MAX_ROWS:,} observations; split it into smaller batches."
-MSG_KEY_REUSED = "This Idempotency-Key was used for a different request body; use a new key."
 
 
 @dataclass
@@ -54,10 +52,6 @@ class IngestResult:
             "duplicates": self.duplicates,
             "definitions": self.definitions,
         }
-
-
-def request_fingerprint(body: bytes, content_type: str = "") -> str:
-    return hashlib.sha256(content_type.encode() + b"\0" + body).hexdigest()
 
 
 def observations_ingest(
@@ -91,25 +85,23 @@ def observations_ingest(
             status=422,
             errors=errors,
         )
-    try:
-        with transaction.atomic():
-            result = _store(valid, len(rows), lookups, submitted_by, source)
-            if idempotency_key:
-                IdempotencyRecord.objects.create(
-                    user=submitted_by,
-                    scope=IDEMPOTENCY_SCOPE,
-                    key=idempotency_key,
-                    request_hash=fingerprint or "",
-                    response_status=201,
-                    response_body=result.as_dict(),
-                )
-    except IntegrityError:
-        # Two requests with one key at once: the loser replays the winner's answer.
+    with transaction.atomic():
         if idempotency_key:
+            # The same key at once: the second waits here for the first to commit, then replays it.
+            idempotency.claim(user=submitted_by, scope=IDEMPOTENCY_SCOPE, key=idempotency_key)
             replay = observations_replay(user=submitted_by, key=idempotency_key, fingerprint=fingerprint)
             if replay is not None:
                 return replay
-        raise
+        result = _store(valid, len(rows), lookups, submitted_by, source)
+        if idempotency_key:
+            idempotency.remember(
+                user=submitted_by,
+                scope=IDEMPOTENCY_SCOPE,
+                key=idempotency_key,
+                request_hash=fingerprint or "",
+                status_code=201,
+                body=result.as_dict(),
+            )
     return result
 
 
@@ -134,11 +126,11 @@ def _store(valid: ValidRows, received: int, lookups: Lookups, submitted_by, sour
 
 
 def observations_replay(*, user, key: str, fingerprint: str | None) -> IngestResult | None:
-    """The stored first answer for this Idempotency-Key, None if new; 422 if the body differs."""
-    record = IdempotencyRecord.objects.filter(user=user, scope=IDEMPOTENCY_SCOPE, key=key).first()
+    """The stored first answer for this Idempotency-Key, None if new; 422 if the body differs.
+
+    `fingerprint` is core.idempotency.body_fingerprint of the request, as for every other endpoint."""
+    record = idempotency.recorded(user=user, scope=IDEMPOTENCY_SCOPE, key=key, request_hash=fingerprint or "")
     if record is None:
         return None
-    if record.request_hash != (fingerprint or ""):
-        raise ApplicationError(MSG_KEY_REUSED, status=422, field="Idempotency-Key")
     body = record.response_body
     return IngestResult(body["batch"], body["received"], body["inserted"], body["definitions"], replayed=True)

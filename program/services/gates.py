@@ -6,13 +6,14 @@ import hashlib
 from collections.abc import Iterable
 
 import orjson
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.roles import PROGRAM_LEADS, require_role
+from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition
 from program.evaluation import criterion_judge
@@ -22,6 +23,9 @@ MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it f
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
 MSG_WAIVE_NEEDS_NOTE = "Waiving a gate needs a note that says why."
 FRESH_FOR_SECONDS = 15 * 60
+# Evaluating can move a gate to ready and notify its leads, so not everyone may ask for it.
+EVALUATE_ROLES = (PROGRAM_LEADS, METRIC_OWNERS)
+MSG_MAY_NOT_EVALUATE = "Only a program lead or a metric owner may evaluate gates."
 
 
 GATE_ACTIONS = {"add_criterion": "adding a criterion", "decide": "deciding", "reopen": "reopening"}
@@ -108,7 +112,12 @@ def _fingerprint(judgements: list[tuple[Criterion, object]]) -> str:
 
 
 def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
-    """Evaluate every criterion; store one result each. The same inputs twice reuse the last row."""
+    """Evaluate every criterion; store one result each. The same inputs twice reuse the last row.
+
+    Without an actor it is the system evaluating (periodic task, after ingest); a person must hold
+    one of EVALUATE_ROLES."""
+    if actor is not None and not any(has_role(actor, role) for role in EVALUATE_ROLES):
+        raise PermissionDenied(MSG_MAY_NOT_EVALUATE)
     program = gate.phase.program
     criteria = list(gate.criteria.select_related("metric", "workload", "attested_by"))
     judgements = [

@@ -115,7 +115,10 @@ def test_the_activate_action_reports_the_service_refusal(client, checkpoint):
         {"action": "activate", "_selected_action": [checkpoint.pk]},
         follow=True,
     )
-    assert "checkpoint-save-time@1 is active; activating is allowed only when it is draft." in response.content.decode()
+    assert (
+        "checkpoint-save-time@1 is active; activating is allowed only when it is draft."
+        in response.content.decode()
+    )
 
 
 # --- probe 2: an approved exception raised to high risk -------------------------------------------------
