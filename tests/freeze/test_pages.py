@@ -46,7 +46,7 @@ def test_edit_refusal_is_shown_on_the_field(client, engineer, approved):
         approved, change_ends_at=(approved.change_starts_at - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
     )
     response = client.post(f"/freeze/exceptions/{approved.pk}/edit/", bad)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "change_ends_at must be after" in response.content.decode()
     assert FreezeException.objects.get(pk=approved.pk).status == "approved"
 
