@@ -100,7 +100,6 @@ def _gate_context(request, gate: Gate, form=None, reopen_form=None) -> dict:
         "decisions": list(gate.decisions.all()),
         "history": selectors.gate_history(gate),
         "can_decide": has_role(request.user, PROGRAM_LEADS),
-        "can_evaluate": may_evaluate(request.user),
         "form": form or DecisionForm(),
         "reopen_form": reopen_form or ReopenForm(),
     }
@@ -116,10 +115,6 @@ def _gate_or_404(pk: int) -> Gate:
 @require_GET
 def gate_detail(request, pk: int):
     return render(request, "program/gate_detail.html", _gate_context(request, _gate_or_404(pk)))
-
-
-def may_evaluate(user) -> bool:
-    return has_role(user, PROGRAM_LEADS) or has_role(user, METRIC_OWNERS)
 
 
 def _answer(request, gate: Gate, status: int = 200, **forms_):

@@ -2,9 +2,10 @@
 
 The table below is the expectation, written out. A new page URL without a row fails
 `test_every_page_url_has_a_row`, so nobody adds a page without deciding who may use it.
-POSTs carry no data: a role that may act gets past the guard and answers 400 (the form is empty),
-302 (a button action that worked or was refused with a message), never 200; a role that may not
-act gets the 403 page before any input is read."""
+POSTs carry no data: a role that may act gets past the guard and answers 400 (the empty form is
+refused) or 302 (a button action, done or refused with a message on the page it returns to); a role
+that may not act gets the 403 page before any input is read. Read-only pages answer POST with 405;
+anonymous requests are sent to the login page (302) before anything else."""
 
 from __future__ import annotations
 
