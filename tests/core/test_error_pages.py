@@ -92,3 +92,12 @@ def test_500_page_needs_no_database(django_assert_num_queries, db):
     with django_assert_num_queries(0):
         response = server_error(RequestFactory().get("/anything/"))
     assert response.status_code == 500 and b"Something went wrong" in response.content
+
+
+def test_a_stale_csrf_token_gets_the_styled_page_and_saves_nothing(lead):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(lead)
+    response = client.post("/programs/new/", {"slug": "x"})
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "This form is out of date" in html and 'class="topbar"' in html
