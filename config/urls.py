@@ -1,7 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from core import views as core_views
 from core.api.auth import MeView, TokenObtainView
 
 api_v1 = [
@@ -21,24 +22,9 @@ urlpatterns = [
     path("metrics/", include("metrics.urls")),
     path("programs/", include("program.urls")),
     path("freeze/", include("freeze.urls")),
+    re_path(r"^api/", core_views.api_unknown, name="api-unknown"),
 ]
 
-
-def handler404(request, exception=None):
-    from django.views.defaults import page_not_found
-
-    from core.api.errors import api_not_found
-
-    if request.path_info.startswith("/api/"):
-        return api_not_found(request, exception)
-    return page_not_found(request, exception)
-
-
-def handler500(request):
-    from django.views.defaults import server_error
-
-    from core.api.errors import api_server_error
-
-    if request.path_info.startswith("/api/"):
-        return api_server_error(request)
-    return server_error(request)
+handler403 = "core.views.permission_denied"
+handler404 = "core.views.page_not_found"
+handler500 = "core.views.server_error"

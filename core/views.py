@@ -3,11 +3,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
-from django.http import JsonResponse
-from django.shortcuts import redirect
+from django.http import HttpResponseServerError, JsonResponse
+from django.shortcuts import redirect, render
+from django.template import loader
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 from django.views.decorators.http import require_GET
 from kombu import Connection
+
+from core.api.errors import api_not_found, api_server_error, error_body
 
 
 @login_not_required
@@ -37,5 +41,46 @@ def healthz(request):
     return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
 
 
+@require_GET
 def home(request):
     return redirect("program:list")
+
+
+# Error pages (config/urls.py handler403/404/500). API paths always get the JSON error shape.
+
+
+def _is_api(request) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+@csrf_exempt
+@login_not_required
+def api_unknown(request, *args, **kwargs):
+    """The last URL pattern: any unknown /api/ path is a JSON 404, also with DEBUG on (where Django
+    would otherwise show its debug page instead of calling handler404)."""
+    return api_not_found(request)
+
+
+@requires_csrf_token
+def permission_denied(request, exception=None):
+    """Says what role is needed (the PermissionDenied message). htmx gets just the panel to swap in."""
+    reason = str(exception or "") or "You may not do this."
+    if _is_api(request):
+        return JsonResponse(error_body(reason, "permission_denied"), status=403)
+    template = "_403.html" if getattr(request, "htmx", False) else "403.html"
+    return render(request, template, {"reason": reason}, status=403)
+
+
+@requires_csrf_token
+def page_not_found(request, exception=None):
+    if _is_api(request):
+        return api_not_found(request, exception)
+    return render(request, "404.html", {"request_path": request.path}, status=404)
+
+
+@requires_csrf_token
+def server_error(request):
+    """Rendered without context processors or a database: whatever failed may be failing still."""
+    if _is_api(request):
+        return api_server_error(request)
+    return HttpResponseServerError(loader.get_template("500.html").render())

@@ -19,7 +19,6 @@ from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from freeze import selectors, services
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
-from freeze.services.exceptions import exception_actor_check
 from program.models import Program
 
 # Who may write, per action: refused with 403 before the body is read (core.api.permissions).
@@ -376,7 +375,9 @@ def _transition_view(name: str, call, input_serializer):
             super().check_permissions(request)
             if request.method == "POST":
                 # The object-level rules, before the body too: 404 for no such exception, else 403.
-                exception_actor_check(user=request.user, exception=_exception(self.kwargs["pk"]), action=name)
+                services.exception_actor_check(
+                    user=request.user, exception=_exception(self.kwargs["pk"]), action=name
+                )
 
         @extend_schema(
             tags=["freeze"],

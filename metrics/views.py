@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 from rest_framework.exceptions import ValidationError
 
 from core.api.errors import flatten_errors
@@ -15,6 +16,7 @@ from metrics.forms import ComparisonForm, RegistryFilterForm
 from metrics.models import MetricDefinition, System
 
 
+@require_GET
 def registry(request):
     teams = sorted(set(MetricDefinition.objects.values_list("owner_team", flat=True)))
     form = RegistryFilterForm(request.GET or None, teams=teams)
@@ -27,6 +29,7 @@ def registry(request):
     return render(request, template, {"rows": rows, "form": form})
 
 
+@require_GET
 def metric_detail(request, key: str):
     try:
         definition = selectors.definition_get(key)
@@ -63,6 +66,7 @@ def metric_detail(request, key: str):
     )
 
 
+@require_GET
 def comparison_page(request):
     form = ComparisonForm(request.GET or None)
     result = error = chart = None

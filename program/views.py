@@ -3,37 +3,45 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from core.audit import transitions_for_many
 from core.charts import compare_bars
-from core.forms import SERVICE_ERRORS, add_service_error, error_message
-from core.roles import PROGRAM_LEADS, has_role
+from core.errors import ApplicationError
+from core.forms import add_service_error
+from core.pages import role_required
+from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
 from program import selectors, services
 from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
 
 
+@require_GET
 def program_list(request):
     return render(request, "program/program_list.html", {"programs": selectors.programs_list()})
 
 
+@role_required(PROGRAM_LEADS, action="create programs")
 def program_new(request):
     form = ProgramForm(
         request.POST or None,
         initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
     )
-    if request.method == "POST" and form.is_valid():
-        try:
-            program = services.program_create(actor=request.user, **form.cleaned_data)
-        except SERVICE_ERRORS as exc:
-            add_service_error(form, exc)
-        else:
-            messages.success(request, f"Created {program.name} from {program.template}.")
-            return redirect("program:detail", slug=program.slug)
-    return render(request, "program/program_form.html", {"form": form})
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                program = services.program_create(actor=request.user, **form.cleaned_data)
+            except ApplicationError as exc:
+                status = add_service_error(form, exc)
+            else:
+                messages.success(request, f"Created {program.name} from {program.template}.")
+                return redirect("program:detail", slug=program.slug)
+    return render(request, "program/program_form.html", {"form": form}, status=status)
 
 
+@require_GET
 def program_detail(request, slug: str):
     try:
         program = selectors.program_get(slug)
@@ -104,75 +112,90 @@ def _gate_or_404(pk: int) -> Gate:
         raise Http404(f"No gate {pk}.") from None
 
 
+@require_GET
 def gate_detail(request, pk: int):
     return render(request, "program/gate_detail.html", _gate_context(request, _gate_or_404(pk)))
 
 
-def _render_decision_panel(request, gate: Gate, **forms_):
+def _answer(request, gate: Gate, status: int = 200, **forms_):
+    """After a gate action: htmx gets the panel; a plain POST that worked is redirected (so a reload
+    does not post again), and one that was refused gets the whole page with its status."""
+    if not request.htmx and status < 400:
+        return redirect("program:gate", pk=gate.pk)
     template = "program/_gate_body.html" if request.htmx else "program/gate_detail.html"
-    return render(request, template, _gate_context(request, selectors.gate_get(gate.pk), **forms_))
+    return render(
+        request, template, _gate_context(request, selectors.gate_get(gate.pk), **forms_), status=status
+    )
 
 
 @require_POST
+@role_required(PROGRAM_LEADS, action="decide gates")
 def gate_decide(request, pk: int):
     gate = _gate_or_404(pk)
     form = DecisionForm(request.POST)
+    status = 400
     if form.is_valid():
         try:
             services.gate_decide(gate=gate, lead=request.user, **form.cleaned_data)
-        except SERVICE_ERRORS as exc:
-            add_service_error(form, exc, fallback_field="decision")
+        except ApplicationError as exc:
+            # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
+            status = add_service_error(form, exc, fallback_field="decision")
         else:
             messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
-            form = None
-    return _render_decision_panel(request, gate, form=form)
+            return _answer(request, gate)
+    return _answer(request, gate, status, form=form)
 
 
 @require_POST
+@role_required(PROGRAM_LEADS, METRIC_OWNERS, action="evaluate gates")
 def gate_evaluate(request, pk: int):
     gate = _gate_or_404(pk)
     services.gate_evaluate(gate=gate, actor=request.user)
     messages.info(request, "Evaluated just now.")
-    return _render_decision_panel(request, gate)
+    return _answer(request, gate)
 
 
 @require_POST
+@role_required(PROGRAM_LEADS, action="reopen gates")
 def gate_reopen(request, pk: int):
     gate = _gate_or_404(pk)
     form = ReopenForm(request.POST)
+    status = 400
     if form.is_valid():
         try:
             services.gate_reopen(gate=gate, lead=request.user, reason=form.cleaned_data["reason"])
-        except SERVICE_ERRORS as exc:
-            add_service_error(form, exc, fallback_field="reason")
+        except ApplicationError as exc:
+            status = add_service_error(form, exc, fallback_field="reason")
         else:
             messages.success(request, f"Gate '{gate.name}' reopened.")
-            form = None
-    return _render_decision_panel(request, gate, reopen_form=form)
+            return _answer(request, gate)
+    return _answer(request, gate, status, reopen_form=form)
 
 
 @require_POST
+@role_required(PROGRAM_LEADS, action="attest checklist items")
 def criterion_attest(request, pk: int):
     criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
     try:
         services.criterion_attest(actor=request.user, criterion=criterion, link=request.POST.get("link", ""))
-    except SERVICE_ERRORS as exc:
-        messages.error(request, error_message(exc))
-    else:
-        services.gate_evaluate(gate=criterion.gate, actor=request.user)
-        messages.success(request, f"Attested: {criterion.name}.")
-    return _render_decision_panel(request, criterion.gate)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return _answer(request, criterion.gate, exc.status)
+    services.gate_evaluate(gate=criterion.gate, actor=request.user)
+    messages.success(request, f"Attested: {criterion.name}.")
+    return _answer(request, criterion.gate)
 
 
 @require_POST
+@role_required(PROGRAM_LEADS, action="advance phases")
 def program_advance(request, slug: str):
     program = get_object_or_404(Program, slug=slug)
     try:
         phase = services.program_advance(
             actor=request.user, program=program, reason=request.POST.get("reason", "")
         )
-    except SERVICE_ERRORS as exc:
-        messages.error(request, error_message(exc))
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
     else:
         messages.success(request, f"Now in {phase.name}." if phase else "Program completed.")
     return redirect("program:detail", slug=slug)

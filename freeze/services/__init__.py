@@ -1,6 +1,7 @@
 """Every write and state change of the freeze app."""
 
 from freeze.services.exceptions import (
+    exception_actor_check,
     exception_approve,
     exception_create,
     exception_edit,
@@ -23,6 +24,7 @@ from freeze.services.levels import (
 
 __all__ = [
     "component_upsert",
+    "exception_actor_check",
     "exception_approve",
     "exception_create",
     "exception_edit",

@@ -273,9 +273,13 @@ def exception_actor_check(*, user, exception: FreezeException, action: str) -> N
     """Refuses (PermissionDenied) someone the object-level rules keep from `action` on this exception.
 
     The API asks before it reads the request body; the transitions check again under the row lock."""
-    if action in ("submit", "withdraw") and exception.requester_id != user.pk:
+    if action == "edit":
+        require_role(user, FRAMEWORK_ENGINEERS, "edit freeze exceptions")
+    elif action == "revoke":
+        require_role(user, PROGRAM_LEADS, "revoke exceptions")
+    elif action in ("submit", "withdraw") and exception.requester_id != user.pk:
         raise PermissionDenied(f"Only the requester {action}s their exception.")
-    if action in ("approve", "reject"):
+    elif action in ("approve", "reject"):
         _check_approver(user, exception)
 
 

@@ -5,3 +5,12 @@ document.addEventListener("htmx:responseError", (event) => {
     target.innerHTML = event.detail.xhr.responseText;
   }
 });
+// A refused action (400 bad input, 403 not allowed, 409 someone acted first) answers with the panel
+// that says why: swap it in like a success, so its forms keep working through htmx.
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const status = event.detail.xhr.status;
+  if (status >= 400 && status < 500) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});

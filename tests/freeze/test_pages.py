@@ -46,7 +46,7 @@ def test_edit_refusal_is_shown_on_the_field(client, engineer, approved):
         approved, change_ends_at=(approved.change_starts_at - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
     )
     response = client.post(f"/freeze/exceptions/{approved.pk}/edit/", bad)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "change_ends_at must be after" in response.content.decode()
     assert FreezeException.objects.get(pk=approved.pk).status == "approved"
 
@@ -93,3 +93,77 @@ def test_levels_import_from_the_page(client, lead, approved):
     response = client.post(f"/freeze/windows/{window.pk}/levels/import/", {"file": upload})
     assert response.status_code == 302
     assert FreezeEntry.objects.get(component__key="trainer").level == "frozen"
+
+
+@pytest.mark.parametrize(
+    ("who", "action", "needed"),
+    [
+        ("viewer", "approve", "Only members of training-platform or program leads may decide"),
+        ("engineer", "approve", "You requested or edited this exception"),
+        ("viewer", "reject", "Only members of training-platform or program leads may decide"),
+        ("component_owner", "withdraw", "Only the requester withdraws"),
+        ("component_owner", "revoke", "Only a program lead may revoke exceptions."),
+        ("viewer", "submit", "Only the requester submits"),
+    ],
+)
+def test_forced_action_by_someone_who_may_not_act_is_a_403_page(
+    request, client, approved, who, action, needed
+):
+    exception = (
+        approved
+        if action == "revoke"
+        else submitted_exception(
+            approved.requester, approved.component, approved.change_starts_at - timedelta(hours=1)
+        )
+    )
+    before = FreezeException.objects.get(pk=exception.pk).status
+    client.force_login(request.getfixturevalue(who))
+    response = client.post(f"/freeze/exceptions/{exception.pk}/{action}/", {"comment": ""})
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert needed in html and 'class="topbar"' in html  # checked before the missing comment
+    assert FreezeException.objects.get(pk=exception.pk).status == before
+
+
+def test_approval_that_lost_the_race_keeps_the_comment(client, lead, approved):
+    # The lead's page still showed "Approve"; the component owner approved first.
+    client.force_login(lead)
+    response = client.post(
+        f"/freeze/exceptions/{approved.pk}/approve/",
+        {"comment": "LGTM, watch the loss curve"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "is approved; approving is allowed only when it is submitted." in html
+    assert "LGTM, watch the loss curve" in html
+
+
+@pytest.mark.parametrize("path", ["/freeze/exceptions/new/", "edit"])
+def test_exception_forms_are_not_rendered_for_a_viewer(client, viewer, approved, path):
+    client.force_login(viewer)
+    url = f"/freeze/exceptions/{approved.pk}/edit/" if path == "edit" else path
+    response = client.get(url)
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "Only a framework engineer may" in html and 'name="justification"' not in html
+    detail = client.get(f"/freeze/exceptions/{approved.pk}/").content.decode()
+    assert "/edit/" not in detail
+
+
+def test_levels_editor_refuses_a_viewer_with_the_styled_page(client, viewer, approved):
+    client.force_login(viewer)
+    response = client.get(f"/freeze/windows/{approved.window.pk}/levels/")
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "Only a program lead may set freeze levels." in html and 'class="topbar"' in html
+
+
+def test_levels_import_by_a_non_lead_is_refused_before_the_file_is_read(client, engineer, approved):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(engineer)
+    upload = SimpleUploadedFile("levels.csv", b"component,level\ntrainer,frozen\n")
+    response = client.post(f"/freeze/windows/{approved.window.pk}/levels/import/", {"file": upload})
+    assert response.status_code == 403
+    assert not FreezeEntry.objects.filter(component__key="trainer").exists()

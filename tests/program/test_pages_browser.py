@@ -61,3 +61,60 @@ def test_lead_attests_a_manual_criterion_on_the_page(page, demo):
     page.wait_for_selector("text=Attested: Freeze list in force for the whole sprint.")
     gate.refresh_from_db()
     assert gate.status == "ready"
+
+
+def two_pages(browser, live_server, width: int):
+    contexts = [
+        browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 900})
+        for _ in range(2)
+    ]
+    return contexts, [context.new_page() for context in contexts]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+def test_second_lead_on_a_stale_page_sees_why_and_keeps_the_note(browser, live_server, demo, width):
+    gate = Gate.objects.get(name="New fully surpasses old")
+    note = "Scaling efficiency is borderline at 4k GPUs; failing until the rerun."
+    contexts, (first, second) = two_pages(browser, live_server, width)
+    try:
+        sign_in(first, "lead")
+        sign_in(second, "lead2")
+        first.goto(f"/programs/gates/{gate.pk}/")
+        second.goto(f"/programs/gates/{gate.pk}/")  # both see the form while the gate is ready
+        first.check("input[name=decision][value=pass]")
+        first.click("button:has-text('Record decision')")
+        first.wait_for_selector("h1 .badge.passed")
+
+        second.check("input[name=decision][value=fail]")
+        second.fill("textarea[name=note]", note)
+        second.click("button:has-text('Record decision')")
+        alert = second.locator("[role=alert]:has-text('Your decision was not recorded.')")
+        alert.wait_for()
+        assert alert.is_visible()
+        assert "was already decided (passed); reopen it first." in alert.inner_text()
+        assert second.input_value("textarea[name=note]") == note
+        assert second.is_checked("input[name=decision][value=fail]")
+        alert.scroll_into_view_if_needed()
+        screenshot(second, f"gate-race-refused-{width}")
+        gate.refresh_from_db()
+        assert gate.status == "passed" and gate.decisions.count() == 1
+    finally:
+        for context in contexts:
+            context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+def test_viewer_forced_to_a_lead_form_gets_the_403_page(browser, live_server, demo, width):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        sign_in(page, "viewer")
+        response = page.goto("/programs/new/")
+        assert response.status == 403
+        assert "Only a program lead may create programs." in page.inner_text("main")
+        assert page.locator("input[name=slug]").count() == 0
+        screenshot(page, f"forbidden-403-{width}")
+    finally:
+        context.close()

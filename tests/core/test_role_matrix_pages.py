@@ -1,0 +1,191 @@
+"""Every page URL from the resolver × every role: the status of a GET and of a forced POST.
+
+The table below is the expectation, written out. A new page URL without a row fails
+`test_every_page_url_has_a_row`, so nobody adds a page without deciding who may use it.
+POSTs carry no data: a role that may act gets past the guard and answers 400 (the empty form is
+refused) or 302 (a button action, done or refused with a message on the page it returns to); a role
+that may not act gets the 403 page before any input is read. Read-only pages answer POST with 405;
+anonymous requests are sent to the login page (302) before anything else."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from freeze import services as freeze_services
+from program.models import Criterion, Gate
+from tests.freeze.factories import freeze_setup, submitted_exception
+
+ROLES = ("anonymous", "viewer", "engineer", "metric_owner", "component_owner", "ingest", "lead")
+SKIPPED_PREFIXES = ("admin/", "api/", "static/")
+
+
+def row(statuses: str) -> tuple[int, ...]:
+    """'302 200 …' in ROLES order."""
+    codes = tuple(int(code) for code in statuses.split())
+    assert len(codes) == len(ROLES)
+    return codes
+
+
+READ = (row("302 200 200 200 200 200 200"), row("302 405 405 405 405 405 405"))
+LEAD_FORM = (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 400"))
+ENGINEER_FORM = (row("302 403 200 403 403 403 403"), row("302 403 400 403 403 403 403"))
+POST_ONLY = row("302 405 405 405 405 405 405")
+
+#                       GET                                    forced POST
+EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "home": (row("302 302 302 302 302 302 302"), POST_ONLY),
+    "healthz": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
+    "login": (row("200 302 302 302 302 302 302"), row("200 302 302 302 302 302 302")),
+    "logout": (row("302 405 405 405 405 405 405"), row("302 302 302 302 302 302 302")),
+    "metrics:registry": READ,
+    "metrics:compare": READ,
+    "metrics:detail": READ,
+    "program:list": READ,
+    "program:new": LEAD_FORM,
+    "program:detail": READ,
+    "program:advance": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "program:gate": READ,
+    "program:gate-decide": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:gate-evaluate": (POST_ONLY, row("302 403 403 302 403 403 302")),
+    "program:gate-reopen": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:criterion-attest": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "freeze:list": READ,
+    "freeze:window": READ,
+    "freeze:levels": LEAD_FORM,
+    "freeze:levels-import": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "freeze:queues": READ,
+    "freeze:exception-new": ENGINEER_FORM,
+    "freeze:exception": READ,
+    "freeze:exception-edit": ENGINEER_FORM,
+    # The engineer requested these exceptions, so may submit and withdraw but never decide them.
+    "freeze:exception-act[submit]": (POST_ONLY, row("302 403 302 403 403 403 403")),
+    "freeze:exception-act[approve]": (POST_ONLY, row("302 403 403 403 302 403 302")),
+    "freeze:exception-act[reject]": (POST_ONLY, row("302 403 403 403 400 403 400")),
+    "freeze:exception-act[withdraw]": (POST_ONLY, row("302 403 302 403 403 403 403")),
+    "freeze:exception-act[revoke]": (POST_ONLY, row("302 403 403 403 403 403 400")),
+}
+
+# Path parameters from the objects `world` builds; URLs that take several values get one row each.
+ACTIONS = ("submit", "approve", "reject", "withdraw", "revoke")
+ACTION_SUBJECT = {
+    "submit": "draft",
+    "approve": "submitted",
+    "reject": "submitted",
+    "withdraw": "submitted",
+    "revoke": "approved",
+}
+
+
+def page_url_names(patterns=None, prefix: str = "", namespace: str = "") -> set[str]:
+    """Qualified names of every page URL pattern (admin, API and static left out)."""
+    names: set[str] = set()
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        route = prefix + str(pattern.pattern)
+        if route.lstrip("^").startswith(SKIPPED_PREFIXES):
+            continue
+        if isinstance(pattern, URLResolver):
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            names |= page_url_names(pattern.url_patterns, route, inner)
+        elif isinstance(pattern, URLPattern):
+            assert pattern.name, f"page URL {route!r} has no name"
+            names.add(namespace + pattern.name)
+    return names
+
+
+def walked_keys() -> set[str]:
+    keys = set()
+    for name in page_url_names():
+        if name == "freeze:exception-act":
+            keys |= {f"{name}[{action}]" for action in ACTIONS}
+        else:
+            keys.add(name)
+    return keys
+
+
+def test_every_page_url_has_a_row():
+    assert walked_keys() == set(EXPECTED)
+
+
+@pytest.fixture
+def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, viewer):
+    ref = freeze_setup(lead)
+    program = ref["program"]
+    draft = freeze_services.exception_create(
+        requester=engineer,
+        component=ref["trainer"],
+        title="draft",
+        change="c",
+        justification="j",
+        risk="low",
+        rollback_plan="r",
+        change_starts_at=ref["now"] + timedelta(hours=1),
+        change_ends_at=ref["now"] + timedelta(hours=2),
+    )
+    submitted = submitted_exception(engineer, ref["trainer"], ref["now"])
+    approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
+    freeze_services.exception_approve(approver=component_owner, exception=approved)
+    gate = Gate.objects.filter(phase__program=program).order_by("pk").first()
+    users = {
+        "anonymous": None,
+        "viewer": viewer,
+        "engineer": engineer,
+        "metric_owner": metric_owner,
+        "component_owner": component_owner,
+        "ingest": ingest_user,
+        "lead": lead,
+    }
+    return {
+        "users": users,
+        "exceptions": {"draft": draft, "submitted": submitted, "approved": approved},
+        "kwargs": {
+            "metrics:detail": {"key": "training-throughput"},
+            "program:detail": {"slug": program.slug},
+            "program:advance": {"slug": program.slug},
+            "program:gate": {"pk": gate.pk},
+            "program:gate-decide": {"pk": gate.pk},
+            "program:gate-evaluate": {"pk": gate.pk},
+            "program:gate-reopen": {"pk": gate.pk},
+            "program:criterion-attest": {
+                "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
+            },
+            "freeze:window": {"window_id": ref["window"].pk},
+            "freeze:levels": {"window_id": ref["window"].pk},
+            "freeze:levels-import": {"window_id": ref["window"].pk},
+            "freeze:exception": {"pk": submitted.pk},
+            "freeze:exception-edit": {"pk": submitted.pk},
+        },
+    }
+
+
+def url_for(world: dict, key: str) -> str:
+    if key.startswith("freeze:exception-act["):
+        action = key[len("freeze:exception-act[") : -1]
+        subject = world["exceptions"][ACTION_SUBJECT[action]]
+        return reverse("freeze:exception-act", kwargs={"pk": subject.pk, "action": action})
+    return reverse(key, kwargs=world["kwargs"].get(key))
+
+
+def status_of(user, method: str, url: str) -> int:
+    """One request, rolled back afterwards, so every cell starts from the same objects."""
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    with transaction.atomic():
+        response = getattr(client, method)(url)
+        transaction.set_rollback(True)
+    return response.status_code
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_page_statuses_per_role(world, key):
+    url = url_for(world, key)
+    users = world["users"]
+    got = {role: (status_of(users[role], "get", url), status_of(users[role], "post", url)) for role in ROLES}
+    get, post = EXPECTED[key]
+    expected = {role: (get[i], post[i]) for i, role in enumerate(ROLES)}
+    assert got == expected, f"{url}: (GET, forced POST) per role"
