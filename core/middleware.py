@@ -22,9 +22,10 @@ class PageLoginRequiredMiddleware(LoginRequiredMiddleware):
 class ServiceUnavailableMiddleware:
     """Turns "database or broker out of reach" into 503 with Retry-After, wherever in the request it happens.
 
-    Listed first in MIDDLEWARE. Django converts an exception raised in a later middleware (the session and
-    the user are loaded from the database there) or in a page view into a 500 response before it reaches
-    this one, so the exception is noticed through `got_request_exception` and the 500 replaced here.
+    Listed above every middleware that touches the database. Django converts an exception raised in a
+    later middleware (the session and the user are loaded from the database there) or in a page view
+    into a 500 response before it reaches this one, so the exception is noticed through
+    `got_request_exception` and the 500 replaced here.
     DRF views answer 503 themselves (core.api.errors.exception_handler).
     """
 

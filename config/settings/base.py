@@ -40,10 +40,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First, so a database or broker outage anywhere below answers 503, not 500.
-    "core.middleware.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Above everything that touches the database, so an outage anywhere below answers 503, not 500;
+    # below the header-only middleware, so the 503 still gets their headers.
+    "core.middleware.ServiceUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

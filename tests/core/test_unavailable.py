@@ -103,3 +103,13 @@ def test_connection_failures_count_as_unavailable(error):
 def test_django_and_broker_connection_errors_count_as_unavailable():
     assert is_unavailable(InterfaceError("connection already closed"))
     assert is_unavailable(BrokerOperationalError("Error 111 connecting to 127.0.0.1:6379"))
+
+
+@pytest.mark.django_db
+def test_unavailable_page_keeps_the_security_headers(viewer):
+    client = Client(raise_request_exception=False)
+    client.force_login(viewer)
+    with database_unreachable():
+        response = client.get("/programs/")
+    assert response.status_code == 503
+    assert response["X-Content-Type-Options"] == "nosniff"
