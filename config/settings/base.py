@@ -42,6 +42,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Above everything that touches the database, so an outage anywhere below answers 503, not 500;
+    # below the header-only middleware, so the 503 still gets their headers.
+    "core.middleware.ServiceUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -77,9 +80,23 @@ TEMPLATES = [
 
 # PostgreSQL only. Without DATABASE_URL `make run`/`make test` start an embedded server and set it.
 DATABASES = {"default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/rebuild_tracker")}
-# A new PostgreSQL connection costs ~6 ms: keep connections open and check them before reuse.
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=600)
+# A new PostgreSQL connection costs ~6 ms, so connections are kept open — in one bounded pool per process
+# (psycopg_pool), not one per thread: with threaded workers, per-thread persistent connections
+# (CONN_MAX_AGE) outnumbered the server's limit and the threads left without one kept failing for as
+# long as the others held theirs. A request waits at most DATABASE_POOL_TIMEOUT seconds for a free
+# connection, then gets a 503 (core.unavailable). A failed connection attempt is retried for no longer
+# than that either, so the next request after an outage starts a fresh attempt instead of waiting out a
+# growing back-off. Checked connections (CONN_HEALTH_CHECKS) replace ones the server dropped.
+# Size it so workers × DATABASE_POOL_MAX_SIZE (+ Celery workers) stays below the server's max_connections.
+DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
+    "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
+    "timeout": DATABASE_POOL_TIMEOUT,
+    "reconnect_timeout": DATABASE_POOL_TIMEOUT,
+}
 # Sort memory for comparison queries (set per transaction); spilling to disk doubles their time.
 COMPARISON_WORK_MEM = env("COMPARISON_WORK_MEM", default="64MB")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

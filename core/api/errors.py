@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.errors import ApplicationError
+from core.unavailable import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE, is_unavailable
 
 NON_FIELD = "non_field_errors"
 
@@ -46,11 +47,13 @@ def error_body(detail: str, code: str, errors: list[dict[str, Any]] | None = Non
     return {"detail": detail, "code": code, "errors": errors or [], **extra}
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | None:
+def exception_handler(exc: Exception, context: dict) -> Response | JsonResponse | None:
     if isinstance(exc, ApplicationError):
         return Response(
             error_body(exc.message, _code_for(exc.status), exc.errors, **exc.extra), status=exc.status
         )
+    if is_unavailable(exc):
+        return api_unavailable(context.get("request"))
     if isinstance(exc, ProtectedError | RestrictedError):
         detail = "It is still referred to by other records, so it cannot be deleted."
         return Response(error_body(detail, "conflict"), status=409)
@@ -97,6 +100,12 @@ def _code_for(status_code: int) -> str:
 
 def api_not_found(request, exception=None) -> JsonResponse:
     return JsonResponse(error_body("Not found.", "not_found"), status=404)
+
+
+def api_unavailable(request) -> JsonResponse:
+    response = JsonResponse(error_body(UNAVAILABLE_MESSAGE, "unavailable"), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def api_server_error(request) -> JsonResponse:

@@ -5,9 +5,9 @@ from django.conf import settings
 from django.db import connection
 
 
-def test_settings_use_postgresql_with_persistent_connections():
+def test_settings_use_postgresql_with_a_pool_of_checked_connections():
     assert connection.vendor == "postgresql"
-    assert settings.DATABASES["default"]["CONN_MAX_AGE"] > 0
+    assert settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"] > 0
     assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
 
 
