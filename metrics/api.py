@@ -70,6 +70,7 @@ class ReferenceViewSet(viewsets.ModelViewSet):
     permission_classes = [ReadOrRoles]
     write_roles = (METRIC_OWNERS, PROGRAM_LEADS)
     lookup_field = "key"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"  # keys are slugs; anything else (a NUL too) is a 404
 
     def perform_destroy(self, instance):
         services.reference_delete(instance=instance)
