@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
@@ -101,12 +102,29 @@ def test_deep_levels_for_a_freeze_window_are_a_400(as_user, lead):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    "text",
+    ["levels: " + lists(2000), 'levels:\n- component: "\\ud800"\n  level: frozen'],
+    ids=["deep", "surrogate"],
+)
+def test_a_levels_file_nested_2000_deep_or_holding_a_surrogate_is_a_400(as_user, lead, text):
+    """The YAML import (API and page) is a body entry point too: PyYAML recursed, and reads "\\ud800"."""
+    window = freeze_setup(lead)["window"]
+    before = list(FreezeEntry.objects.values_list("component__key", "level"))
+    upload = SimpleUploadedFile("levels.yaml", text.encode())
+    response = as_user(lead).post(f"/api/v1/freeze/windows/{window.pk}/levels/import/", {"file": upload})
+    assert response.status_code == 400, response.content
+    assert error_fields(response) == ["file"]
+    assert list(FreezeEntry.objects.values_list("component__key", "level")) == before
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("field", ["name", "unit", "key", "owner_team", "description", "start_event"])
 def test_a_lone_surrogate_in_a_definition_field_is_a_400_naming_it(as_user, metric_owner, field):
     response = post_escaped(as_user(metric_owner), DEFINITIONS, definition_body(**{field: f"x{LONE}"}))
     assert response.status_code == 400, response.content
     assert error_fields(response) == [field]
-    assert "surrogate" in response.json()["errors"][0]["message"]
+    assert "surrogate" in response.json()["errors"][0]["message"].lower()
     assert not MetricDefinition.objects.exists()
 
 
