@@ -137,6 +137,13 @@ class DefinitionFields(serializers.Serializer):
         child=serializers.ChoiceField(choices=Phase.choices), required=False, default=list
     )
     owner_team = serializers.CharField(max_length=80)
+    min_value = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Lowest value accepted, in `unit`. Omitted on registration: 0 for durations, counts and "
+        "rates, otherwise none; null means none.",
+    )
+    max_value = serializers.FloatField(required=False, allow_null=True, help_text="Highest value accepted.")
 
 
 class DefinitionCreate(DefinitionFields):
