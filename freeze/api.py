@@ -8,10 +8,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FileUploadParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.parsers import JSONParser
 from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField, ReasonInput
 from core.errors import ApplicationError

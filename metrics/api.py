@@ -68,6 +68,7 @@ class ReferenceViewSet(viewsets.ModelViewSet):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["reference_write"]
     lookup_field = "key"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"  # keys are slugs; anything else (a NUL too) is a 404
 
     @extend_schema(parameters=[IDEMPOTENCY_KEY])
     @idempotent
@@ -139,6 +140,13 @@ class DefinitionFields(serializers.Serializer):
         child=serializers.ChoiceField(choices=Phase.choices), required=False, default=list
     )
     owner_team = serializers.CharField(max_length=80)
+    min_value = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Lowest value accepted, in `unit`. Omitted on registration: 0 for durations, counts and "
+        "rates, otherwise none; null means none.",
+    )
+    max_value = serializers.FloatField(required=False, allow_null=True, help_text="Highest value accepted.")
 
 
 class DefinitionCreate(DefinitionFields):

@@ -37,6 +37,10 @@ def boundary_key(definition: MetricDefinition) -> tuple:
     )
 
 
+def _shown(value) -> str:
+    return "—" if value in (None, "") else str(value)  # a bound of 0 is shown, not a dash
+
+
 def definition_changes(older: MetricDefinition, newer: MetricDefinition) -> list[str]:
     """Human-readable list of what differs between two versions (meaning fields first)."""
     changes = []
@@ -45,5 +49,5 @@ def definition_changes(older: MetricDefinition, newer: MetricDefinition) -> list
         if before != after:
             if isinstance(before, list):
                 before, after = _words(before) or "nothing", _words(after) or "nothing"
-            changes.append(f"{field.replace('_', ' ')}: {before or '—'} → {after or '—'}")
+            changes.append(f"{field.replace('_', ' ')}: {_shown(before)} → {_shown(after)}")
     return changes

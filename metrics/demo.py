@@ -243,6 +243,9 @@ def _ensure_reference_data(metric_owner) -> None:
                 "excludes": excludes,
                 "owner_team": team,
                 "description": f"{name} of one workload, as the platform teams agreed to measure it.",
+                # Nothing here is ever negative, and a share never exceeds 100 %.
+                "min_value": 0.0,
+                "max_value": 100.0 if unit == "percent" else None,
             },
         )
         services.definition_activate(actor=metric_owner, definition=definition)

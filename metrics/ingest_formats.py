@@ -3,21 +3,21 @@
 A JSON body is first decoded straight into typed rows (`ObservationIn`) by msgspec, which checks types,
 lengths and timezones in C; that is the fast path benchmarks/ingest.py measures. A body that does not
 fit it exactly (a value sent as text, a null, a naive timestamp…) is decoded into plain dicts instead,
-and the row-by-row check in the ingest service names each problem.
+and the row-by-row check in the ingest service names each problem. An NDJSON line or CSV tags cell
+that cannot be read becomes that row's error (`Unreadable`), not the whole body's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
-import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
-import orjson
 
+from core.api.parsers import JSONProblem, json_error, json_loads
 from core.errors import ApplicationError
 
 
@@ -42,6 +42,14 @@ class _TypedBody(msgspec.Struct, gc=False):
 _typed_body = msgspec.json.Decoder(_TypedBody)
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An NDJSON line, or a CSV tags cell, that is not JSON the row check can read."""
+
+    message: str
+    field: str | None = None
+
+
 def as_dict(row: Any) -> Any:
     """A typed row as the dict the row-by-row check reads; anything else unchanged."""
     return msgspec.structs.asdict(row) if isinstance(row, ObservationIn) else row
@@ -51,11 +59,7 @@ def decode_rows(body: bytes, content_type: str) -> list:
     """Rows from a JSON body {"observations": [...]}, NDJSON (one object per line) or CSV."""
     kind = content_type.split(";")[0].strip().lower()
     if kind in ("application/x-ndjson", "application/ndjson", "application/jsonl"):
-        rows = []
-        for line in body.splitlines():
-            if line.strip():
-                rows.append(_loads(line, field="body"))
-        return rows
+        return [_line(line) for line in body.splitlines() if line.strip()]
     if kind in ("text/csv", "application/csv"):
         try:
             text = body.decode("utf-8-sig")
@@ -64,9 +68,7 @@ def decode_rows(body: bytes, content_type: str) -> list:
         rows = []
         for row in csv.DictReader(io.StringIO(text)):
             if row.get("tags"):
-                # Left as text when not JSON: the row check then reports "tags must be an object".
-                with contextlib.suppress(ValueError):
-                    row["tags"] = json.loads(row["tags"])
+                row["tags"] = _tags_cell(row["tags"])
             rows.append(row)
         return rows
     if kind not in ("application/json", ""):
@@ -80,21 +82,34 @@ def decode_rows(body: bytes, content_type: str) -> list:
     if b"\\u0000" not in body:
         try:
             return _typed_body.decode(body).observations
-        except msgspec.DecodeError:  # also raised for rows that are valid JSON but not well-formed rows
+        # DecodeError also for rows that are valid JSON but not well-formed rows; msgspec recurses
+        # into tags and raises RecursionError about 1,000 levels down.
+        except (msgspec.DecodeError, RecursionError):
             pass
-    document = _loads(body, field="body")
+    try:
+        document = _loads(body)
+    except JSONProblem as exc:
+        raise json_error(exc) from exc
     if not isinstance(document, dict) or "observations" not in document:
         raise ApplicationError('The body must be {"observations": [...]}.', status=400, field="observations")
     return document["observations"]
 
 
-def _loads(raw: bytes, *, field: str):
+def _loads(raw: bytes | str):
+    # No depth or text walk over the whole body: the row check looks at every value it keeps, and
+    # NaN, Infinity and 1e400 are read so that they become row errors naming the value.
+    return json_loads(raw, max_depth=None, allow_nan=True)
+
+
+def _line(line: bytes):
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
+        return _loads(line)
+    except JSONProblem as exc:
+        return Unreadable(f"this line is {exc.message}")
+
+
+def _tags_cell(text: str):
     try:
-        # The standard parser accepts NaN, Infinity and 1e400, so such values become row errors.
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApplicationError(f"The body is not valid JSON: {exc}", status=400, field=field) from exc
+        return _loads(text)
+    except JSONProblem as exc:
+        return Unreadable(f"tags is {exc.message}", "tags")

@@ -88,7 +88,18 @@ class MetricDefinition(models.Model):
         DEPRECATED = "deprecated"
 
     # Changing any of these on an active version would change what the numbers mean: new version instead.
-    MEANING_FIELDS = ("unit", "direction", "sampling", "start_event", "end_event", "includes", "excludes")
+    # The bounds too: every stored value of a version was accepted within them.
+    MEANING_FIELDS = (
+        "unit",
+        "direction",
+        "sampling",
+        "start_event",
+        "end_event",
+        "includes",
+        "excludes",
+        "min_value",
+        "max_value",
+    )
 
     key = models.SlugField(max_length=80)
     version = models.PositiveIntegerField()
@@ -103,6 +114,10 @@ class MetricDefinition(models.Model):
     includes = ArrayField(models.CharField(max_length=20, choices=Phase.choices), default=list, blank=True)
     excludes = ArrayField(models.CharField(max_length=20, choices=Phase.choices), default=list, blank=True)
     owner_team = models.CharField(max_length=80)
+    # The range a value may take, in `unit` (a step time is never negative, a share never above 100 %).
+    # Ingest refuses a row outside it; empty means unbounded on that side.
+    min_value = models.FloatField(null=True, blank=True)
+    max_value = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -119,6 +134,12 @@ class MetricDefinition(models.Model):
             models.CheckConstraint(condition=Q(version__gte=1), name="metricdef_version_positive"),
             models.CheckConstraint(condition=~Q(start_event=""), name="metricdef_start_event_required"),
             models.CheckConstraint(condition=~Q(end_event=""), name="metricdef_end_event_required"),
+            models.CheckConstraint(
+                condition=Q(min_value__isnull=True)
+                | Q(max_value__isnull=True)
+                | Q(min_value__lte=models.F("max_value")),
+                name="metricdef_min_not_above_max",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -54,3 +54,14 @@ def unit_factor(from_unit: str, to_unit: str) -> float:
         raise UnitError(f"'{from_unit}' cannot be converted to the definition's unit '{to_unit}'.") from exc
     except pint.errors.OffsetUnitCalculusError as exc:
         raise UnitError(f"'{from_unit}' has an offset and cannot be converted to '{to_unit}'.") from exc
+
+
+# Durations, counts of things and GPU time, and any rate or product of them (token/s, 1/hour), are
+# never negative. Money, temperature, percentages and plain ratios can be, so they get no default bound.
+NEVER_NEGATIVE_DIMENSIONS = frozenset({"[time]", "[token]", "[sample]", "[request]", "[step]", "[gpu_time]"})
+
+
+def never_negative(text: str) -> bool:
+    """Whether a quantity in this unit cannot be below zero (UnitError for an unknown unit)."""
+    dimensions = registry.Quantity(1, unit_parse(text)).dimensionality
+    return bool(dimensions) and set(dimensions) <= NEVER_NEGATIVE_DIMENSIONS

@@ -10,6 +10,7 @@ import yaml
 from django.db import transaction
 from django.utils import timezone
 
+from core.api.parsers import surrogate_problem
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
@@ -170,13 +171,20 @@ def freeze_levels_import(*, actor, window: FreezeWindow, text: str, fmt: str, re
         raise ApplicationError(
             f"The file is not valid {fmt.upper()}: {exc}", status=400, field="file"
         ) from exc
+    except RecursionError as exc:  # PyYAML's composer recurses once per nesting level
+        raise ApplicationError("The file is nested too deeply to be read.", status=400, field="file") from exc
     if not isinstance(rows, list) or not all(
         isinstance(r, dict) and "component" in r and "level" in r for r in rows
     ):
         raise ApplicationError("Each row needs 'component' and 'level'.", status=400, field="file")
+    levels = {str(r["component"]): str(r["level"]) for r in rows}
+    for text in (*levels, *levels.values()):  # YAML's "\ud800" escape makes text PostgreSQL cannot hold
+        problem = surrogate_problem(text)
+        if problem:
+            raise ApplicationError(f"The file {problem}", status=400, field="file")
     return freeze_levels_set(
         actor=actor,
         window=window,
-        levels={str(r["component"]): str(r["level"]) for r in rows},
+        levels=levels,
         reason=reason or f"imported from {fmt.upper()}",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.db import transaction
@@ -14,7 +15,7 @@ from core.transitions import require_state
 from metrics import signals
 from metrics.boundary import boundary_key, definition_changes
 from metrics.models import MetricDefinition
-from metrics.units import UnitError, unit_dimension
+from metrics.units import UnitError, never_negative, unit_dimension
 
 EDITABLE_FIELDS = (
     "name",
@@ -28,6 +29,8 @@ EDITABLE_FIELDS = (
     "includes",
     "excludes",
     "owner_team",
+    "min_value",
+    "max_value",
 )
 Status = MetricDefinition.Status
 # Allowed-from table of a definition version. Wording and ownership stay editable in every state (the
@@ -55,6 +58,12 @@ def _validate(definition: MetricDefinition) -> None:
         unit_dimension(definition.unit)
     except UnitError as exc:
         raise ApplicationError(str(exc), status=400, field="unit") from exc
+    low, high = definition.min_value, definition.max_value
+    for field, bound in (("min_value", low), ("max_value", high)):
+        if bound is not None and not math.isfinite(bound):
+            raise ApplicationError(f"{field} must be a finite number.", status=400, field=field)
+    if low is not None and high is not None and low > high:
+        raise ApplicationError("max_value must not be below min_value.", status=400, field="max_value")
     overlap = set(definition.includes) & set(definition.excludes)
     if overlap:
         raise ApplicationError(
@@ -62,6 +71,14 @@ def _validate(definition: MetricDefinition) -> None:
             status=400,
             field="excludes",
         )
+
+
+def _default_min_value(unit: str) -> float | None:
+    """0 for a duration, count or rate, which cannot be negative; a client opts out with null."""
+    try:
+        return 0.0 if never_negative(unit) else None
+    except UnitError:
+        return None  # _validate names the unit
 
 
 def _refuse_duplicate_boundary(definition: MetricDefinition) -> None:
@@ -86,6 +103,8 @@ def definition_register(*, actor, data: dict[str, Any]) -> MetricDefinition:
     definition = MetricDefinition(
         key=key, version=1, created_by=actor, **{f: data[f] for f in EDITABLE_FIELDS if f in data}
     )
+    if "min_value" not in data:
+        definition.min_value = _default_min_value(definition.unit)
     _validate(definition)
     _refuse_duplicate_boundary(definition)
     definition.save()

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 from django.utils import timezone
 
-from metrics.ingest_formats import ObservationIn
+from core.api.parsers import SURROGATE, shown, surrogate_problem
+from metrics.ingest_formats import ObservationIn, Unreadable
 from metrics.models import MetricDefinition, System, Workload
 from metrics.units import UnitError, unit_factor
 
@@ -27,6 +29,17 @@ EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 JSONB_VERSION = "\x01"
 EMPTY_TAGS = JSONB_VERSION + "{}"
 MSG_INVALID = "{count} of {total} observations are invalid; nothing was written."
+
+# Limits on one row's tags: room for labels (host, rack, commit, a small config), not for payloads.
+# Each broken limit is a row error on `tags` naming the key. README "Ingest limits" lists them.
+MAX_TAG_ITEMS = 64  # keys of one object, items of one list
+MAX_TAG_KEY_LENGTH = 64  # characters
+MAX_TAG_TEXT_LENGTH = 256  # characters of one string value
+MAX_TAG_DEPTH = 4  # {"a": {"b": {"c": {"d": 1}}}} is 4 levels
+MAX_TAG_BYTES = 4096  # the tags encoded as JSON
+# A value is a JSON number, or text in the same decimal notation (CSV has only text). Python's float()
+# also reads "1_000", "١٢", " 1 " and "infinity", which are not numbers to anyone else.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 # Column positions in ValidRows.columns, which is also the order COPY writes them in.
@@ -87,15 +100,15 @@ class Lookups:
         key, _, version = ref.partition("@")
         versions = self._versions.get(key)
         if not versions:
-            return f"unknown metric '{key}'."
+            return f"unknown metric '{shown(key)}'."
         if not version:
             active = [d for d in versions if d.status == MetricDefinition.Status.ACTIVE]
             return active[0] if active else f"metric '{key}' has no active version."
         chosen = next((d for d in versions if str(d.version) == version), None)
         if chosen is None:
-            return f"unknown version '{ref}'."
+            return f"unknown version '{shown(ref)}'."
         if chosen.status != MetricDefinition.Status.ACTIVE:
-            return f"{ref} is {chosen.status}; observations go to the active version only."
+            return f"{chosen.ref} is {chosen.status}; observations go to the active version only."
         return chosen
 
 
@@ -108,10 +121,9 @@ def _parse_value(raw: Any) -> float | str:
         except OverflowError:  # an integer literal beyond float range
             return "value is out of range (beyond ±1.8e308)."
     elif isinstance(raw, str):
-        try:
-            number = float(raw)
-        except ValueError:
-            return f"value '{raw[:40]}' is not a number."
+        if not NUMBER.fullmatch(raw):
+            return f"value '{shown(raw)}' is not a number in decimal notation (e.g. 1000, 0.25, 1e-05)."
+        number = float(raw)
     else:
         return "value must be a number."
     if not math.isfinite(number):
@@ -128,7 +140,7 @@ def _parse_time(raw: Any, latest: datetime) -> datetime | str:
         try:
             moment = datetime.fromisoformat(raw)
         except ValueError:
-            return f"observed_at '{raw[:40]}' is not an ISO 8601 timestamp."
+            return f"observed_at '{shown(raw)}' is not an ISO 8601 timestamp."
     if moment.tzinfo is None:
         return "observed_at needs a timezone (e.g. '…Z' or '+00:00')."
     if moment > latest:
@@ -138,46 +150,123 @@ def _parse_time(raw: Any, latest: datetime) -> datetime | str:
     return moment
 
 
-MSG_TAGS = "tags must be a JSON object without NUL characters or non-finite numbers."
-
-
 def _known(ids: dict[str, int], key: Any) -> int | None:
     return ids.get(key) if isinstance(key, str) else None
 
 
-def _finite_json(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite_json(item) for item in value.values())
-    if isinstance(value, list):
-        return all(_finite_json(item) for item in value)
-    return True
+def _unknown(name: str, key: Any) -> str:
+    # Never repr() the value: a list nested 1,000 deep raises RecursionError there.
+    return f"unknown {name} '{shown(key)}'." if isinstance(key, str) else f"{name} must be a key (text)."
 
 
-def _tags_wire(tags: Any) -> str | None:
-    """Tags as jsonb wire text, or None when they are not an object jsonb can hold."""
+class TagsError(ValueError):
+    """The first tags limit a row breaks; `path` leads to the key (tags.host.name)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[str] = ["tags"]
+
+    def __str__(self) -> str:
+        return f"{'.'.join(self.path)}: {self.message}"
+
+
+def tags_wire(tags: Any) -> str:
+    """Tags as jsonb wire text; TagsError when they are not an object within the limits."""
     if not tags:
         return EMPTY_TAGS
     if not isinstance(tags, dict):
-        return None
+        raise TagsError("must be a JSON object.")
+    _tags_walk(tags, 1, 0)
     try:
         encoded = orjson.dumps(tags)
     except orjson.JSONEncodeError:  # integers beyond 64 bits, which jsonb keeps as numeric
-        try:
-            encoded = json.dumps(tags, allow_nan=False, separators=(",", ":")).encode()
-        except (TypeError, ValueError):
-            return None
-    # jsonb refuses an escaped NUL; a raw one cannot appear in encoded JSON.
-    return None if b"\\u0000" in encoded else JSONB_VERSION + encoded.decode()
+        encoded = json.dumps(tags, separators=(",", ":")).encode()
+    if len(encoded) > MAX_TAG_BYTES:
+        raise TagsError(f"{len(encoded):,} bytes as JSON; the limit is {MAX_TAG_BYTES:,}.")
+    return JSONB_VERSION + encoded.decode()
+
+
+def _tags_walk(node: dict | list, depth: int, seen: int) -> int:
+    """Check one object or list and what it holds; returns the values seen so far. Recursion stops at
+    MAX_TAG_DEPTH and the count at the byte limit, so a huge value costs no more than a small one.
+    Every tagged row of a batch passes here: the common case (short plain text) is kept to a few
+    builtin calls per value, and only a value that fails is looked at again to say why."""
+    if depth > MAX_TAG_DEPTH:
+        raise TagsError(f"nested deeper than {MAX_TAG_DEPTH} levels.")
+    if len(node) > MAX_TAG_ITEMS:
+        raise TagsError(
+            f"{len(node):,} {'keys' if isinstance(node, dict) else 'items'}; the limit is {MAX_TAG_ITEMS}."
+        )
+    seen += len(node)
+    if seen > MAX_TAG_BYTES // 2:  # every value takes at least two bytes of JSON ("1,")
+        raise TagsError(f"more than {MAX_TAG_BYTES:,} bytes as JSON.")
+    is_object = isinstance(node, dict)
+    for key, value in node.items() if is_object else enumerate(node):
+        kind = type(value)
+        if (
+            (is_object and type(key) is str and _odd_text(key, MAX_TAG_KEY_LENGTH))
+            or (kind is str and _odd_text(value, MAX_TAG_TEXT_LENGTH))
+            or (kind is float and not math.isfinite(value))
+        ):
+            _refuse_tag(key, value)
+        if kind is dict or kind is list:
+            try:
+                seen = _tags_walk(value, depth + 1, seen)
+            except TagsError as error:
+                error.path.insert(1, shown(str(key)))
+                raise
+    return seen
+
+
+def _odd_text(text: str, limit: int) -> bool:
+    return len(text) > limit or "\x00" in text or (not text.isascii() and SURROGATE.search(text) is not None)
+
+
+def _refuse_tag(key: Any, value: Any) -> NoReturn:
+    """Why this key or value broke a limit, as a TagsError at tags.<key>."""
+    problem = None
+    if isinstance(key, str):
+        problem = _text_limit("the key", key, MAX_TAG_KEY_LENGTH)
+    if isinstance(value, str) and not problem:
+        problem = _text_limit("the value", value, MAX_TAG_TEXT_LENGTH)
+    # The lenient JSON parser lets NaN through; orjson would write it as null without a word.
+    error = TagsError(problem or "numbers must be finite (not NaN or infinite).")
+    error.path.append(shown(str(key)))
+    raise error
+
+
+def _text_limit(what: str, text: str, limit: int) -> str | None:
+    if len(text) > limit:
+        return f"{what} is {len(text):,} characters; the limit is {limit}."
+    if "\x00" in text:  # PostgreSQL text and jsonb cannot hold U+0000
+        return f"{what} contains the NUL character (U+0000)."
+    # Nor can they, or the error renderer, encode a lone surrogate.
+    problem = surrogate_problem(text)
+    return f"{what} {problem}" if problem else None
 
 
 def _text_problem(name: str, text: Any, limit: int) -> str | None:
-    if not isinstance(text, str) or len(text) > limit:
+    if not isinstance(text, str):
         return f"{name} must be text of ≤{limit} characters."
-    if "\x00" in text:  # PostgreSQL text cannot hold U+0000
-        return f"{name} cannot contain the NUL character (U+0000)."
+    return _text_limit(name, text, limit)
+
+
+def _bound_problem(value: float, definition: MetricDefinition) -> str | None:
+    """Bounds are in the definition's unit, as `value` is after conversion."""
+    low, high = definition.min_value, definition.max_value
+    if low is not None and value < low:
+        return f"value {value:g} {definition.unit} is below the minimum of {definition.ref}, {low:g} {definition.unit}."
+    if high is not None and value > high:
+        return f"value {value:g} {definition.unit} is above the maximum of {definition.ref}, {high:g} {definition.unit}."
     return None
+
+
+def _typed_tags(tags: dict | None) -> str | None:
+    try:
+        return tags_wire(tags)
+    except TagsError:
+        return None
 
 
 def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows | None:
@@ -216,6 +305,13 @@ def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows |
         ]
     if not all(map(math.isfinite, values)):
         return None
+    bounded = {ref for ref, d in definitions.items() if d.min_value is not None or d.max_value is not None}
+    if bounded and any(
+        _bound_problem(value, definitions[ref])
+        for value, ref in zip(values, metrics, strict=True)
+        if ref in bounded
+    ):
+        return None
     definition_id = {ref: definition.pk for ref, definition in definitions.items()}
     columns = (
         [definition_id[ref] for ref in metrics],
@@ -226,7 +322,7 @@ def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows |
         observed,
         [row.run_id for row in rows],
         [row.source for row in rows],
-        [_tags_wire(row.tags) for row in rows],
+        [_typed_tags(row.tags) for row in rows],
     )
     if None in columns[TAGS]:
         return None
@@ -251,6 +347,9 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
     seen: dict[tuple, tuple[float, int]] = {}
     systems, workloads = lookups.systems, lookups.workloads
     for index, row in enumerate(rows):
+        if isinstance(row, Unreadable):
+            errors.append({"index": index, "field": row.field, "message": row.message})
+            continue
         if not isinstance(row, dict):
             errors.append({"index": index, "field": None, "message": "each observation must be an object."})
             continue
@@ -261,12 +360,12 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
         system_id = _known(systems, row.get("system"))
         if system_id is None:
             errors.append(
-                {"index": index, "field": "system", "message": f"unknown system '{row.get('system')}'."}
+                {"index": index, "field": "system", "message": _unknown("system", row.get("system"))}
             )
         workload_id = _known(workloads, row.get("workload"))
         if workload_id is None:
             errors.append(
-                {"index": index, "field": "workload", "message": f"unknown workload '{row.get('workload')}'."}
+                {"index": index, "field": "workload", "message": _unknown("workload", row.get("workload"))}
             )
         value = _parse_value(row.get("value"))
         if isinstance(value, str):
@@ -290,6 +389,10 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
                         value = value * factor
                         if not math.isfinite(value):
                             errors.append({"index": index, "field": "value", "message": "value overflows."})
+            if isinstance(value, float) and math.isfinite(value):
+                problem = _bound_problem(value, definition)
+                if problem:
+                    errors.append({"index": index, "field": "value", "message": problem})
         run_id = row.get("run_id") or ""
         source = row.get("source") or ""
         tags = row.get("tags") or {}
@@ -297,10 +400,13 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
             problem = _text_problem(name, text, limit)
             if problem:
                 errors.append({"index": index, "field": name, "message": problem})
-        # The lenient JSON parser lets NaN through; orjson would write it as null without a word.
-        tags_text = _tags_wire(tags) if _finite_json(tags) else None
-        if tags_text is None:
-            errors.append({"index": index, "field": "tags", "message": MSG_TAGS})
+        if isinstance(tags, Unreadable):
+            errors.append({"index": index, "field": "tags", "message": tags.message})
+        else:
+            try:
+                tags_text = tags_wire(tags)
+            except TagsError as error:
+                errors.append({"index": index, "field": "tags", "message": str(error)})
         if len(errors) > row_errors:
             continue
         definition_id = definition.pk
