@@ -182,13 +182,11 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
                 reason=f"material edit: {', '.join(material)}",
                 data={"dismissed_approvals": dismissed},
             )
-            transaction.on_commit(
-                lambda: _notify(
-                    exception,
-                    "exception.submitted",
-                    f"Exception changed, review again: {exception.title}",
-                    _approver_emails(exception),
-                )
+            _notify(
+                exception,
+                "exception.submitted",
+                f"Exception changed, review again: {exception.title}",
+                _approver_emails(exception),
             )
         else:
             exception.save()
@@ -210,13 +208,11 @@ def exception_submit(*, requester, exception: FreezeException) -> FreezeExceptio
         _refuse_by_level(exception.component, exception.window, exception.change_starts_at)
         exception.required_approvals = _required_approvals(exception)
         _move(exception, "submit", actor=requester)
-        transaction.on_commit(
-            lambda: _notify(
-                exception,
-                "exception.submitted",
-                f"Freeze exception awaiting approval: {exception.title}",
-                _approver_emails(exception),
-            )
+        _notify(
+            exception,
+            "exception.submitted",
+            f"Freeze exception awaiting approval: {exception.title}",
+            _approver_emails(exception),
         )
     return exception
 
@@ -266,13 +262,11 @@ def exception_approve(*, approver, exception: FreezeException, comment: str = ""
         )
         if enough:
             _move(exception, "approve", actor=approver, reason=comment)
-            transaction.on_commit(
-                lambda: _notify(
-                    exception,
-                    "exception.decided",
-                    f"Freeze exception approved: {exception.title}",
-                    [exception.requester.email],
-                )
+            _notify(
+                exception,
+                "exception.decided",
+                f"Freeze exception approved: {exception.title}",
+                [exception.requester.email],
             )
     return exception
 
@@ -288,13 +282,11 @@ def exception_reject(*, approver, exception: FreezeException, reason: str) -> Fr
         _record_verdict(exception, approver, Approval.Verdict.REJECT, reason, is_lead)
         exception.closing_reason = reason
         _move(exception, "reject", actor=approver, reason=reason)
-        transaction.on_commit(
-            lambda: _notify(
-                exception,
-                "exception.decided",
-                f"Freeze exception rejected: {exception.title}",
-                [exception.requester.email],
-            )
+        _notify(
+            exception,
+            "exception.decided",
+            f"Freeze exception rejected: {exception.title}",
+            [exception.requester.email],
         )
     return exception
 
@@ -319,13 +311,11 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
             raise ApplicationError(f"A {exception.effective_status} exception cannot be revoked.")
         exception.closing_reason = reason
         _move(exception, "revoke", actor=lead, reason=reason)
-        transaction.on_commit(
-            lambda: _notify(
-                exception,
-                "exception.decided",
-                f"Freeze exception revoked: {exception.title}",
-                [exception.requester.email],
-            )
+        _notify(
+            exception,
+            "exception.decided",
+            f"Freeze exception revoked: {exception.title}",
+            [exception.requester.email],
         )
     return exception
 
@@ -341,10 +331,11 @@ def exceptions_expire(now: datetime | None = None) -> list[int]:
             if exception.status != Status.APPROVED:
                 continue
             _move(exception, "expire", actor=None, reason="change window ended")
-            transaction.on_commit(
-                lambda e=exception: _notify(
-                    e, "exception.expired", f"Freeze exception expired: {e.title}", [e.requester.email]
-                )
+            _notify(
+                exception,
+                "exception.expired",
+                f"Freeze exception expired: {exception.title}",
+                [exception.requester.email],
             )
             expired.append(exception.pk)
     return expired
