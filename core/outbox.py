@@ -13,8 +13,10 @@ whose holder was surely killed, is taken over.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import orjson
 from celery import Task
@@ -34,6 +36,8 @@ logger = logging.getLogger(__name__)
 MAX_SENDS = 10
 # The sweep leaves a message this young to its after-commit publish, which is under way.
 JUST_CREATED = timedelta(seconds=5)
+# After a failed publish, new messages of this process wait for the sweep this long.
+BROKER_PAUSE_SECONDS = 10
 
 
 class OutboxTask(Task):
@@ -100,8 +104,21 @@ def outbox_add(*, task: str, args: Sequence = (), key: str | None = None) -> int
             message_id, inserted = cursor.fetchone()
         if not inserted:
             return None
-    transaction.on_commit(lambda: outbox_publish(message_ids=[message_id]))
+    transaction.on_commit(lambda: _publish_after_commit(message_id))
     return message_id
+
+
+# Monotonic time until which this process leaves new messages to the sweep: a publish to a broker
+# that is down costs ~2 s (the Redis client's own retries), paid by one request, not by every one.
+_paused_until = 0.0
+
+
+def _publish_after_commit(message_id: int) -> None:
+    global _paused_until
+    if time.monotonic() < _paused_until:
+        return
+    if not _publish([message_id]).reached_broker:
+        _paused_until = time.monotonic() + BROKER_PAUSE_SECONDS
 
 
 def _json(args: Sequence) -> str:
@@ -111,7 +128,16 @@ def _json(args: Sequence) -> str:
 def outbox_publish(*, message_ids: Sequence[int]) -> int:
     """Hand unfinished messages to the broker; returns how many went. A broker error is logged and
     leaves the rest to the sweep: the change they follow is committed already."""
-    sent = []
+    return _publish(message_ids).sent
+
+
+class _Published(NamedTuple):
+    sent: int
+    reached_broker: bool
+
+
+def _publish(message_ids: Sequence[int]) -> _Published:
+    sent, reached_broker = [], True
     for message in OutboxMessage.objects.filter(pk__in=message_ids, done_at__isnull=True).order_by("pk"):
         try:
             symbol_by_name(message.task).apply_async(
@@ -119,13 +145,14 @@ def outbox_publish(*, message_ids: Sequence[int]) -> int:
             )
         except (KombuError, OSError) as exc:
             logger.warning("outbox: broker unavailable, %s left for the sweep: %s", message, exc)
+            reached_broker = False
             break
         sent.append(message.pk)
     if sent:
         OutboxMessage.objects.filter(pk__in=sent).update(
             sent_at=timezone.now(), send_count=F("send_count") + 1
         )
-    return len(sent)
+    return _Published(len(sent), reached_broker)
 
 
 def outbox_sweep(*, now: datetime | None = None, limit: int = 500) -> int:
