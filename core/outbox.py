@@ -32,7 +32,8 @@ from core.models import OutboxMessage
 
 logger = logging.getLogger(__name__)
 
-# A message published this many times without finishing is left for a person (the admin lists it).
+# A message published this many times without finishing is no longer swept: something is wrong
+# with it (a task that always overruns its hard time limit), and re-sending would only repeat that.
 MAX_SENDS = 10
 # The sweep leaves a message this young to its after-commit publish, which is under way.
 JUST_CREATED = timedelta(seconds=5)

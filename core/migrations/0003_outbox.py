@@ -3,6 +3,17 @@
 from django.db import migrations, models
 
 
+def queue_unfinished_deliveries(apps, schema_editor):
+    """Deliveries left pending or sending before the outbox existed get a message, so the sweep
+    sends them instead of leaving them undelivered forever."""
+    Delivery = apps.get_model("core", "Delivery")
+    OutboxMessage = apps.get_model("core", "OutboxMessage")
+    unfinished = Delivery.objects.filter(status__in=["pending", "sending"]).values_list("id", flat=True)
+    OutboxMessage.objects.bulk_create(
+        OutboxMessage(task="core.tasks.deliver_notification", args=[str(pk)]) for pk in unfinished
+    )
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -31,4 +42,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(condition=models.Q(('done_at__isnull', True), ('key__isnull', False), ('started_at__isnull', True)), fields=('key',), name='outbox_one_pending_per_key')],
             },
         ),
+        migrations.RunPython(queue_unfinished_deliveries, migrations.RunPython.noop),
     ]
