@@ -179,6 +179,7 @@ def faults(transactional_db, tmp_path, settings, monkeypatch):
         if name.startswith("OUTBOX_"):
             setattr(settings, name, int(value))
     monkeypatch.setattr(outbox, "_paused_until", 0.0)  # no pause left from another test
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)  # Celery prefers it to app.conf
     redis = Redis(tmp_path)
     redis.start()
     processes = Processes(tmp_path)

@@ -21,8 +21,9 @@ LEASE = timedelta(seconds=60)
 
 
 @pytest.fixture
-def broker_down():
+def broker_down(monkeypatch):
     """Publishing goes to a Redis port nothing listens on (not eager), as during an outage."""
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)  # Celery prefers it to app.conf
     previous = app.conf.task_always_eager, app.conf.broker_url
     app.conf.task_always_eager = False
     app.conf.broker_url = "redis://127.0.0.1:1/0"
