@@ -143,11 +143,10 @@ class Processes:
         self.running.append(process)
         return process, log
 
-    def worker(self, concurrency: int = 2) -> subprocess.Popen:
+    def worker(self, concurrency: int = 2, queues: str = "") -> subprocess.Popen:
         name = f"faults{self.count + 1}@%h"
-        process, log = self._start(
-            "worker", "-l", "info", "-c", str(concurrency), "-n", name, "--without-mingle", "--without-gossip"
-        )
+        options = ["-c", str(concurrency), "-n", name, "--without-mingle", "--without-gossip"]
+        process, log = self._start("worker", "-l", "info", *options, *(["-Q", queues] if queues else []))
         assert wait_for(lambda: "ready." in log.read_text(), timeout=60), log.read_text()[-3000:]
         return process
 
@@ -395,3 +394,37 @@ def test_two_beats_and_two_sweeps_at_once_send_each_message_once(faults, receive
     assert set(OutboxMessage.objects.values_list("send_count", flat=True)) == {1}
     assert Counter(receiver.ids) == Counter(_webhook_ids())  # each delivered exactly once
     print(f"\nTwo sweeps at once published {published} of {count}; two beats: 0 duplicates")
+
+
+def test_a_notification_does_not_wait_behind_ingest_evaluations(faults, receiver, lead, ingest_user, as_user):
+    _, processes = faults
+    WebhookEndpoint.objects.create(name="dashboard", url=receiver.url, secret=SECRET)
+    metrics_for_template()
+    make_program(lead)
+    processes.worker(concurrency=1, queues="evaluation,ingest,celery")
+    processes.worker(concurrency=1, queues="notifications")
+    batches = 10
+    for i in range(batches):
+        response = as_user(ingest_user).post(
+            "/api/v1/observations/batch/", {"observations": _ingest_rows(f"s{i}")}, format="json"
+        )
+        assert response.status_code == 201
+    sent_at = time.monotonic()
+    with transaction.atomic():
+        notification_send(event="gate.ready", subject="urgent", body="b")
+    assert wait_for(lambda: len(receiver.ids) == 1, timeout=30)
+    waited = time.monotonic() - sent_at
+    assert wait_for(_all_done, timeout=120)
+    drained = time.monotonic() - sent_at
+    per_gate = Counter(
+        OutboxMessage.objects.filter(task="program.tasks.evaluate_gate").values_list("key", flat=True)
+    )
+    canary = Gate.objects.get(phase__kind="canary", kind="exit")
+    assert Evaluation.objects.filter(gate=canary).exists()
+    assert max(per_gate.values()) < batches  # requests for a gate that had one waiting joined it
+    assert waited < 5
+    print(
+        f"\nA notification behind {batches} ingest batches: delivered in {waited:.1f} s; the batches' "
+        f"follow-ups took {drained:.1f} s, with at most {max(per_gate.values())} evaluations per gate "
+        f"(not {batches})"
+    )
