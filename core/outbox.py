@@ -178,7 +178,9 @@ def outbox_sweep(*, now: datetime | None = None, limit: int = 500) -> int:
 
 def outbox_claim(*, message_id: int, owner: str, lease: timedelta) -> bool:
     """Take the message for one run. False when it is finished or a live lease of another task holds
-    it; a retry of the same task (same id) keeps its own lease."""
+    it. The same task id keeps its lease: that is a retry of this run, or this message handed out
+    again by the broker because its worker died (acks_late; the visibility timeout exceeds every
+    hard time limit, so the earlier run is over)."""
     now = timezone.now()
     return bool(
         OutboxMessage.objects.filter(pk=message_id, done_at__isnull=True)
