@@ -152,3 +152,26 @@ def test_queued_evaluation_of_a_decided_gate_does_no_work(lead):
     assert not Evaluation.objects.filter(gate=gate).exists()
     Gate.objects.filter(pk=gate.pk).update(status=Gate.Status.OPEN)
     assert evaluate_gate(gate.pk) == Evaluation.objects.get(gate=gate).pk
+
+
+def test_visibility_timeout_outlasts_every_countdown_and_time_limit(settings):
+    from core.tasks import deliver_notification
+
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    # A waiting retry is never handed out twice, and a message is only handed out again after
+    # its earlier run is surely over (its hard time limit has passed).
+    assert visibility > deliver_notification.retry_backoff_max
+    assert visibility > max(hard for _, hard in settings.TASK_TIME_LIMITS.values())
+    assert settings.CELERY_TASK_ACKS_LATE and settings.CELERY_TASK_REJECT_ON_WORKER_LOST
+
+
+def test_every_task_has_time_limits_and_notifications_their_own_queue(settings):
+    app.loader.import_default_modules()
+    ours = {name: task for name, task in app.tasks.items() if name.split(".")[0] in settings.INSTALLED_APPS}
+    assert {"core.tasks.deliver_notification", "program.tasks.evaluate_gate"} <= set(ours)
+    for name, task in ours.items():
+        assert 0 < task.soft_time_limit < task.time_limit, name
+    routes = settings.CELERY_TASK_ROUTES
+    assert routes["core.tasks.deliver_notification"] == {"queue": "notifications"}
+    assert routes["program.tasks.evaluate_gate"] == {"queue": "evaluation"}
+    assert routes["metrics.tasks.batch_announce"] == {"queue": "ingest"}
