@@ -113,3 +113,45 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope}:{self.key}"
+
+
+class OutboxMessage(models.Model):
+    """A task to run because of a change, written in the same transaction as the change (core.outbox).
+
+    It is published after the commit and re-published by the sweep until a worker finishes it, so a
+    broker outage or a lost message delays the follow-up but never loses it.
+    """
+
+    task = models.CharField(max_length=200, help_text="Registered Celery task name.")
+    args = models.JSONField(default=list, blank=True)
+    # Coalescing: at most one not-yet-started message per key (e.g. one evaluation per gate).
+    key = models.CharField(max_length=200, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Last publish to the broker; the sweep re-publishes a message not finished this long after it.
+    sent_at = models.DateTimeField(null=True, blank=True)
+    send_count = models.PositiveIntegerField(default=0)
+    # A worker's claim: it runs the task until lease_until; a later claim after that takes over.
+    started_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    lease_owner = models.CharField(max_length=64, blank=True, help_text="Celery task id holding the lease.")
+    done_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            # Serves the ON CONFLICT of outbox_add(key=…): one pending message per key.
+            models.UniqueConstraint(
+                fields=["key"],
+                condition=models.Q(done_at__isnull=True, started_at__isnull=True, key__isnull=False),
+                name="outbox_one_pending_per_key",
+            ),
+        ]
+        indexes = [
+            # Serves the sweep: unfinished messages, oldest publish first.
+            models.Index(
+                fields=["sent_at"], condition=models.Q(done_at__isnull=True), name="outbox_unfinished_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task}{tuple(self.args)}"

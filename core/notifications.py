@@ -1,5 +1,10 @@
 """Notifications: one service creates them, a Celery task delivers each channel after commit.
 
+Each delivery is an outbox message written with the notification (core.outbox), so it is sent even
+if the broker is down at commit time. An attempt claims its delivery with a lease that outlives the
+task's hard time limit: a live lease is left alone (the task comes back when it ends), an expired one
+belongs to a killed worker and is taken over.
+
 Email goes through Django's email backend; webhooks are signed per Standard Webhooks, with the
 delivery id as `webhook-id`, so a receiver can drop the rare duplicate a retry after a timeout sends.
 """
@@ -14,19 +19,29 @@ import httpx
 import orjson
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from core.models import Delivery, Notification, WebhookEndpoint
+from core.outbox import outbox_add
 
-# A claim older than this belongs to a worker that died mid-delivery and may be taken over.
-STALE_CLAIM = timedelta(minutes=5)
+
+def delivery_lease() -> timedelta:
+    """How long a claim holds: past the task's hard time limit, so only a dead attempt's claim expires."""
+    return timedelta(seconds=settings.TASK_TIME_LIMITS["notifications"][1] + settings.OUTBOX_LEASE_MARGIN)
 
 
 class DeliveryFailed(Exception):
     """Raised by a delivery attempt that should be retried."""
+
+
+class DeliveryBusy(Exception):
+    """Another attempt holds a live lease on the delivery; try again once it has run out."""
+
+    def __init__(self, seconds_left: float) -> None:
+        super().__init__(f"claimed by another attempt for {seconds_left:.0f} s more")
+        self.seconds_left = seconds_left
 
 
 def notification_send(
@@ -38,8 +53,6 @@ def notification_send(
     recipients: Iterable[str] = (),
 ) -> Notification:
     """Create a notification with one delivery per channel; deliveries start after the commit."""
-    from core.tasks import deliver_notification
-
     notification = Notification.objects.create(event=event, subject=subject, body=body, payload=payload or {})
     emails = sorted({address for address in recipients if address})
     deliveries = []
@@ -54,21 +67,25 @@ def notification_send(
             )
     Delivery.objects.bulk_create(deliveries)
     for delivery in deliveries:
-        transaction.on_commit(lambda delivery_id=str(delivery.id): deliver_notification.delay(delivery_id))
+        outbox_add(task="core.tasks.deliver_notification", args=[str(delivery.id)])
     return notification
 
 
 def delivery_attempt(*, delivery_id: str) -> bool:
-    """Deliver once. Returns False when there is nothing to do (already delivered, or claimed by a
-    live attempt): this is what makes a redelivered task message harmless."""
+    """Deliver once. Returns False when it was delivered already, which makes a redelivered task
+    message harmless; raises DeliveryBusy while another attempt's lease is live."""
     now = timezone.now()
+    lease = delivery_lease()
     claimable = Q(status__in=[Delivery.Status.PENDING, Delivery.Status.FAILED]) | Q(
-        status=Delivery.Status.SENDING, claimed_at__lt=now - STALE_CLAIM
+        status=Delivery.Status.SENDING, claimed_at__lt=now - lease
     )
     claimed = Delivery.objects.filter(claimable, id=delivery_id).update(
         status=Delivery.Status.SENDING, claimed_at=now, attempts=F("attempts") + 1
     )
     if not claimed:
+        current = Delivery.objects.filter(id=delivery_id).values("status", "claimed_at").first()
+        if current and current["status"] == Delivery.Status.SENDING:
+            raise DeliveryBusy(max((current["claimed_at"] + lease - now).total_seconds(), 1.0))
         return False
     delivery = Delivery.objects.select_related("notification", "endpoint").get(id=delivery_id)
     try:

@@ -3,7 +3,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from core.notifications import DeliveryFailed, delivery_attempt
+from core.notifications import DeliveryBusy, DeliveryFailed, delivery_attempt
+from core.outbox import outbox_sweep as sweep
+from core.outbox import queue_options
 
 
 @shared_task(
@@ -13,7 +15,17 @@ from core.notifications import DeliveryFailed, delivery_attempt
     retry_backoff_max=3600,
     retry_jitter=False,
     max_retries=settings.NOTIFICATION_MAX_RETRIES,
-    acks_late=True,
+    **queue_options("notifications"),
 )
 def deliver_notification(self, delivery_id: str) -> bool:
-    return delivery_attempt(delivery_id=delivery_id)
+    try:
+        return delivery_attempt(delivery_id=delivery_id)
+    except DeliveryBusy as busy:
+        # Another attempt holds a live lease: come back when it ends rather than drop this one,
+        # since that holder may be dead (its lease then expires and this retry takes over).
+        raise self.retry(countdown=busy.seconds_left, max_retries=None) from None
+
+
+@shared_task(**queue_options("celery"))
+def outbox_sweep() -> int:
+    return sweep()

@@ -1,21 +1,21 @@
-"""freeze listens to program's hooks (program never imports freeze)."""
+"""freeze listens to program's hooks (program never imports freeze).
+
+The hooks are sent inside the transaction of the change, so the work they ask for is written to the
+outbox with it and survives a broker outage (core.outbox)."""
 
 from __future__ import annotations
 
 from django.dispatch import receiver
 
+from core.outbox import outbox_add
 from program.signals import phase_replanned, program_created
 
 
 @receiver(program_created, dispatch_uid="freeze.frontier_window")
 def frontier_window(sender, *, program_id, **kwargs):
-    from freeze.tasks import create_frontier_window
-
-    create_frontier_window.delay(program_id)
+    outbox_add(task="freeze.tasks.create_frontier_window", args=[program_id])
 
 
 @receiver(phase_replanned, dispatch_uid="freeze.follow_phase")
 def follow_phase(sender, *, phase_id, **kwargs):
-    from freeze.tasks import follow_phase as task
-
-    task.delay(phase_id)
+    outbox_add(task="freeze.tasks.follow_phase", args=[phase_id])

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from core.outbox import queue_options
 from freeze.services import (
     exceptions_expire,
     exceptions_warn_expiring,
@@ -10,22 +11,22 @@ from freeze.services import (
 )
 
 
-@shared_task(acks_late=True)
+@shared_task(**queue_options("celery"))
 def expire_exceptions() -> list[int]:
     return exceptions_expire()
 
 
-@shared_task(acks_late=True)
+@shared_task(**queue_options("celery"))
 def warn_expiring_exceptions() -> list[int]:
     return exceptions_warn_expiring()
 
 
-@shared_task(acks_late=True)
+@shared_task(**queue_options("celery"))
 def create_frontier_window(program_id: int) -> int | None:
     window = window_for_frontier(program_id=program_id)
     return window.pk if window else None
 
 
-@shared_task(acks_late=True)
+@shared_task(**queue_options("celery"))
 def follow_phase(phase_id: int) -> int:
     return windows_follow_phase(phase_id=phase_id)

@@ -2,7 +2,8 @@
 
 from django.dispatch import Signal
 
-# Sent after commit when an active version is replaced: old_id, new_id.
+# Sent inside the transaction (receivers write outbox messages) when an active version is replaced:
+# old_id, new_id.
 definition_superseded = Signal()
-# Sent by the per-batch task after ingest: batch_id, definition_ids, workload_ids.
+# Sent by the per-batch task after ingest, inside its transaction: batch_id, definition_ids, workload_ids.
 observations_ingested = Signal()

@@ -2,7 +2,8 @@
 
 from django.dispatch import Signal
 
-# Sent after commit: program_id. Freeze gives the frontier phase its default window.
+# Sent inside the transaction (receivers write outbox messages): program_id. Freeze gives the
+# frontier phase its default window.
 program_created = Signal()
-# Sent after commit: phase_id. Windows that follow the phase move with it.
+# Sent inside the transaction: phase_id. Windows that follow the phase move with it.
 phase_replanned = Signal()

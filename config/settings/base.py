@@ -6,6 +6,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -185,14 +186,54 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = False
+# A task is acknowledged when it finishes, not when it starts, and a task whose worker process died
+# (SIGKILL, OOM) goes back to the queue: every task is safe to run twice (outbox and delivery leases,
+# evaluation reuse), so redelivery is the cheap way not to lose work.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Redis hands an unacknowledged message out again after the visibility timeout. It must exceed the
+# longest countdown (retry_backoff_max 3,600 s) or a waiting retry would be run twice; a message
+# stranded by a dead worker is re-sent sooner by the outbox sweep (its lease, not this timeout).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=7200)}
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# One queue per kind of work, so a notification never waits behind evaluations. Run a worker per
+# queue in production (`celery -A config worker -Q notifications`, `-Q evaluation`, `-Q ingest,celery`).
+# A worker without -Q consumes all of them. Tasks not named in the routes go to "celery".
+CELERY_TASK_QUEUES = [Queue(name) for name in ("notifications", "evaluation", "ingest", "celery")]
+CELERY_TASK_ROUTES = {
+    "core.tasks.deliver_notification": {"queue": "notifications"},
+    "program.tasks.evaluate_gate": {"queue": "evaluation"},
+    "program.tasks.evaluate_open_gates": {"queue": "evaluation"},
+    "metrics.tasks.batch_announce": {"queue": "ingest"},
+}
+# (soft, hard) time limits in seconds per queue; the soft limit raises in the task, the hard one kills.
+TASK_TIME_LIMITS = {
+    "notifications": (
+        env.int("TASK_SOFT_LIMIT_NOTIFICATIONS", default=45),
+        env.int("TASK_LIMIT_NOTIFICATIONS", default=60),
+    ),
+    "evaluation": (
+        env.int("TASK_SOFT_LIMIT_EVALUATION", default=300),
+        env.int("TASK_LIMIT_EVALUATION", default=360),
+    ),
+    "ingest": (env.int("TASK_SOFT_LIMIT_INGEST", default=120), env.int("TASK_LIMIT_INGEST", default=180)),
+    "celery": (env.int("TASK_SOFT_LIMIT_DEFAULT", default=600), env.int("TASK_LIMIT_DEFAULT", default=660)),
+}
+# Outbox (core.outbox): a claim outlives the task's hard time limit by this margin, so an expired
+# claim always belongs to a dead worker; an unfinished message is re-sent this long after its last
+# publish (longer than a normal queue wait, or the sweep would only add duplicates).
+OUTBOX_LEASE_MARGIN = env.int("OUTBOX_LEASE_MARGIN", default=30)
+OUTBOX_RESEND_AFTER = env.int("OUTBOX_RESEND_AFTER", default=300)
+OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
+OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
 # Every periodic schedule lives here.
 CELERY_BEAT_SCHEDULE: dict = {
+    "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
     "evaluate-open-gates": {"task": "program.tasks.evaluate_open_gates", "schedule": crontab(minute="*/15")},
     "expire-exceptions": {"task": "freeze.tasks.expire_exceptions", "schedule": crontab(minute="*/5")},
     "warn-expiring-exceptions": {

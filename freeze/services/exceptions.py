@@ -223,13 +223,11 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
 
 def _resubmit(exception: FreezeException, editor, reason: str, dismissed: int) -> None:
     _move(exception, "resubmit", actor=editor, reason=reason, data={"dismissed_approvals": dismissed})
-    transaction.on_commit(
-        lambda: _notify(
-            exception,
-            "exception.submitted",
-            f"Exception changed, review again: {exception.title}",
-            _approver_emails(exception),
-        )
+    _notify(
+        exception,
+        "exception.submitted",
+        f"Exception changed, review again: {exception.title}",
+        _approver_emails(exception),
     )
 
 
@@ -246,13 +244,11 @@ def exception_submit(*, requester, exception: FreezeException) -> FreezeExceptio
         _refuse_by_level(exception.component, exception.window, exception.change_starts_at)
         exception.required_approvals = _required_approvals(exception)
         _move(exception, "submit", actor=requester)
-        transaction.on_commit(
-            lambda: _notify(
-                exception,
-                "exception.submitted",
-                f"Freeze exception awaiting approval: {exception.title}",
-                _approver_emails(exception),
-            )
+        _notify(
+            exception,
+            "exception.submitted",
+            f"Freeze exception awaiting approval: {exception.title}",
+            _approver_emails(exception),
         )
     return exception
 
@@ -326,13 +322,11 @@ def exception_approve(*, approver, exception: FreezeException, comment: str = ""
         )
         if _enough_approvals(exception):
             _move(exception, "approve", actor=approver, reason=comment)
-            transaction.on_commit(
-                lambda: _notify(
-                    exception,
-                    "exception.decided",
-                    f"Freeze exception approved: {exception.title}",
-                    [exception.requester.email],
-                )
+            _notify(
+                exception,
+                "exception.decided",
+                f"Freeze exception approved: {exception.title}",
+                [exception.requester.email],
             )
     return exception
 
@@ -347,13 +341,11 @@ def exception_reject(*, approver, exception: FreezeException, reason: str) -> Fr
         _record_verdict(exception, approver, Approval.Verdict.REJECT, reason, is_lead)
         exception.closing_reason = reason
         _move(exception, "reject", actor=approver, reason=reason)
-        transaction.on_commit(
-            lambda: _notify(
-                exception,
-                "exception.decided",
-                f"Freeze exception rejected: {exception.title}",
-                [exception.requester.email],
-            )
+        _notify(
+            exception,
+            "exception.decided",
+            f"Freeze exception rejected: {exception.title}",
+            [exception.requester.email],
         )
     return exception
 
@@ -378,13 +370,11 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
         _require(exception, "revoke")
         exception.closing_reason = reason
         _move(exception, "revoke", actor=lead, reason=reason)
-        transaction.on_commit(
-            lambda: _notify(
-                exception,
-                "exception.decided",
-                f"Freeze exception revoked: {exception.title}",
-                [exception.requester.email],
-            )
+        _notify(
+            exception,
+            "exception.decided",
+            f"Freeze exception revoked: {exception.title}",
+            [exception.requester.email],
         )
     return exception
 
@@ -403,10 +393,11 @@ def exceptions_expire(now: datetime | None = None) -> list[int]:
             if exception.status not in FreezeException.OPEN_STATUSES or exception.change_ends_at > now:
                 continue
             _move(exception, "expire", actor=None, reason="change window ended")
-            transaction.on_commit(
-                lambda e=exception: _notify(
-                    e, "exception.expired", f"Freeze exception expired: {e.title}", [e.requester.email]
-                )
+            _notify(
+                exception,
+                "exception.expired",
+                f"Freeze exception expired: {exception.title}",
+                [exception.requester.email],
             )
             expired.append(exception.pk)
     return expired

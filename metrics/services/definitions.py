@@ -196,11 +196,7 @@ def definition_activate(*, actor, definition: MetricDefinition) -> MetricDefinit
     )
     if previous is not None:
         # Gates pinned to the old version learn they are stale (program listens; metrics imports nothing).
-        transaction.on_commit(
-            lambda: signals.definition_superseded.send(
-                sender=MetricDefinition, old_id=previous.pk, new_id=definition.pk
-            )
-        )
+        signals.definition_superseded.send(sender=MetricDefinition, old_id=previous.pk, new_id=definition.pk)
     return definition
 
 

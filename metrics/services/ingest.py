@@ -13,6 +13,7 @@ from django.db import transaction
 
 from core import idempotency
 from core.errors import ApplicationError
+from core.outbox import outbox_add
 from metrics.ingest_formats import ObservationIn, as_dict
 from metrics.models import IngestBatch
 from metrics.services.ingest_copy import rows_write
@@ -106,8 +107,6 @@ def observations_ingest(
 
 
 def _store(valid: ValidRows, received: int, lookups: Lookups, submitted_by, source: str) -> IngestResult:
-    from metrics.tasks import batch_announce
-
     definition_ids = valid.distinct(DEFINITION)
     batch = IngestBatch.objects.create(
         submitted_by=submitted_by if submitted_by and submitted_by.is_authenticated else None,
@@ -121,7 +120,7 @@ def _store(valid: ValidRows, received: int, lookups: Lookups, submitted_by, sour
     if inserted != batch.inserted:
         IngestBatch.objects.filter(pk=batch.pk).update(inserted=inserted)
     if inserted:
-        transaction.on_commit(lambda: batch_announce.delay(batch.pk))
+        outbox_add(task="metrics.tasks.batch_announce", args=[batch.pk])
     return IngestResult(batch.pk, received, inserted, lookups.refs(definition_ids))
 
 

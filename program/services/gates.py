@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from datetime import timedelta
 
 import orjson
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
+from core.outbox import outbox_add
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.transitions import require_state
-from metrics.models import MetricDefinition
+from metrics.models import MetricDefinition, Observation
 from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
 
@@ -106,13 +109,31 @@ def criterion_attest(*, actor, criterion: Criterion, link: str = "") -> Criterio
     return criterion
 
 
-def _fingerprint(judgements: list[tuple[Criterion, object]]) -> str:
-    payload = [(c.pk, j.outcome, j.value, j.evidence) for c, j in judgements]
-    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)).hexdigest()
+def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
+    """What the judgements depend on, read cheaply: each criterion's fields and, per measured one,
+    the count, sum and latest time of its observations on each side (one aggregate over the covering
+    index, where a comparison sorts and ranks every value). Observations are only ever added."""
+    now = timezone.now()
+    payload: list = [program.baseline_system_id, program.candidate_system_id]
+    for c in sorted(criteria, key=lambda c: c.pk):
+        payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
+        if c.kind == Criterion.Kind.MANUAL:
+            continue
+        rows = Observation.objects.filter(
+            definition_id=c.metric_id, system_id__in=[program.baseline_system_id, program.candidate_system_id]
+        )
+        if c.workload_id:
+            rows = rows.filter(workload_id=c.workload_id)
+        if c.window_days:
+            rows = rows.filter(observed_at__gte=now - timedelta(days=c.window_days))
+        sides = rows.values("system_id").annotate(n=Count("*"), total=Sum("value"), last=Max("observed_at"))
+        payload.append([c.metric.unit, c.metric.direction, c.metric.statistic, *sides.order_by("system_id")])
+    return hashlib.sha256(orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
 def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
-    """Evaluate every criterion; store one result each. The same inputs twice reuse the last row.
+    """Evaluate every criterion; store one result each. The same inputs twice reuse the last row,
+    checked before any comparison runs.
 
     Without an actor it is the system evaluating (periodic task, after ingest); a person must hold
     one of EVALUATE_ROLES."""
@@ -120,20 +141,25 @@ def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
         raise PermissionDenied(MSG_MAY_NOT_EVALUATE)
     program = gate.phase.program
     criteria = list(gate.criteria.select_related("metric", "workload", "attested_by"))
-    judgements = [
-        (c, criterion_judge(c, baseline=program.baseline_system, candidate=program.candidate_system))
-        for c in criteria
-    ]
-    fingerprint = _fingerprint(judgements)
+    fingerprint = _inputs_fingerprint(program, criteria)
+    reused = Evaluation.objects.filter(gate=gate, fingerprint=fingerprint).first()
+    judgements = []
+    if reused is None:
+        judgements = [
+            (c, criterion_judge(c, baseline=program.baseline_system, candidate=program.candidate_system))
+            for c in criteria
+        ]
     failing = [c.name for c, j in judgements if c.required and j.outcome != CriterionResult.Outcome.PASS]
     with transaction.atomic():
         # Serialises evaluations of one gate: the second waits, then finds the first's row.
         gate = Gate.objects.select_for_update().select_related("phase__program__lead").get(pk=gate.pk)
-        evaluation, created = Evaluation.objects.get_or_create(
-            gate=gate,
-            fingerprint=fingerprint,
-            defaults={"all_required_pass": bool(criteria) and not failing, "failing": failing},
-        )
+        evaluation, created = reused, False
+        if reused is None:
+            evaluation, created = Evaluation.objects.get_or_create(
+                gate=gate,
+                fingerprint=fingerprint,
+                defaults={"all_required_pass": bool(criteria) and not failing, "failing": failing},
+            )
         if created:
             CriterionResult.objects.bulk_create(
                 CriterionResult(
@@ -173,18 +199,21 @@ def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
     return evaluation
 
 
-def gates_evaluate_for_definitions(definition_ids: Iterable[int]) -> int:
-    """Re-evaluate the undecided gates whose criteria use these definitions (after an ingest batch)."""
-    gates = (
-        Gate.objects.filter(status__in=Gate.UNDECIDED, criteria__metric_id__in=list(definition_ids))
-        .distinct()
-        .select_related("phase__program__baseline_system", "phase__program__candidate_system")
-    )
-    count = 0
-    for gate in gates:
-        gate_evaluate(gate=gate)
-        count += 1
-    return count
+def gate_evaluation_queue(*, gate_id: int) -> bool:
+    """Queue an evaluation of the gate (program.tasks.evaluate_gate) in this transaction. A gate has at
+    most one waiting: a second request joins it, since it has read nothing yet. True if queued."""
+    key = f"gate-evaluate:{gate_id}"
+    return outbox_add(task="program.tasks.evaluate_gate", args=[gate_id], key=key) is not None
+
+
+def gates_evaluate_for_definitions(definition_ids: Iterable[int] | None = None) -> int:
+    """Queue the evaluation of each undecided gate whose criteria use these definitions (after an
+    ingest batch), or of every undecided gate. Returns how many were queued, not joined."""
+    gates = Gate.objects.filter(status__in=Gate.UNDECIDED)
+    if definition_ids is not None:
+        gates = gates.filter(criteria__metric_id__in=list(definition_ids))
+    gate_ids = gates.order_by("pk").values_list("pk", flat=True).distinct()
+    return sum(gate_evaluation_queue(gate_id=gate_id) for gate_id in gate_ids)
 
 
 def _evidence(gate: Gate, evaluation: Evaluation) -> dict:

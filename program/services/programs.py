@@ -128,7 +128,7 @@ def program_create(
     transition_record(
         subject=program, action="created", actor=actor, to_state=program.status, data={"template": template}
     )
-    transaction.on_commit(lambda: signals.program_created.send(sender=Program, program_id=program.pk))
+    signals.program_created.send(sender=Program, program_id=program.pk)
     return program
 
 
@@ -163,7 +163,7 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
             "after": {"planned_start": planned_start.isoformat(), "planned_end": planned_end.isoformat()},
         },
     )
-    transaction.on_commit(lambda: signals.phase_replanned.send(sender=Phase, phase_id=phase.pk))
+    signals.phase_replanned.send(sender=Phase, phase_id=phase.pk)
     return phase
 
 
