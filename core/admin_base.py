@@ -29,8 +29,8 @@ def refusal_text(exc: Exception) -> str:
     return str(exc) or "Refused."
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Browse only: no add, change or delete. State changes are actions that call a service."""
+class NoWrites:
+    """Admin permissions that refuse every write, for admins and inlines alike."""
 
     def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
@@ -42,21 +42,16 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class ReadOnlyTabularInline(admin.TabularInline):
+class ReadOnlyAdmin(NoWrites, admin.ModelAdmin):
+    """Browse only: no add, change or delete. State changes are actions that call a service."""
+
+
+class ReadOnlyTabularInline(NoWrites, admin.TabularInline):
     """Children shown on their parent's page, never written there."""
 
     extra = 0
     can_delete = False
     show_change_link = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
 
 
 class ServiceSaveAdmin(admin.ModelAdmin):
