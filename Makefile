@@ -23,6 +23,11 @@ lock:
 	$(UV_COMPILE) $(LOCK_ARGS) -o requirements.lock
 	$(UV_COMPILE) $(LOCK_ARGS) --group dev -c requirements.lock -o requirements-dev.lock
 
+# Schemathesis over the whole API schema, as the demo lead, against gunicorn on a fresh database with the demo
+# data (scripts/schemathesis_run.py). Extra options: make schemathesis SCHEMATHESIS_ARGS="--max-examples 20"
+schemathesis: $(STAMP)
+	@$(with_db) $(BIN)/python scripts/schemathesis_run.py $(SCHEMATHESIS_ARGS)
+
 # DATABASE_URL wins; without it an embedded PostgreSQL is started under .data/ (see scripts/embedded_db.py).
 define with_db
 	DATABASE_URL="$${DATABASE_URL:-$$($(BIN)/python scripts/embedded_db.py)}"; export DATABASE_URL;

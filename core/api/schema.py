@@ -18,7 +18,7 @@ ERROR_DESCRIPTIONS = {
     400: "The input is invalid; `errors` names each bad field.",
     401: "No valid credentials were sent.",
     403: "The caller may not do this.",
-    404: "No such object, or no such page of results.",
+    404: "No such object (in the path or named in the query), or no such page of results.",
     409: "The object's state does not allow this, or it is still referred to.",
     413: "The request body is too large.",
     415: "The request body's content type is not accepted.",
@@ -76,7 +76,8 @@ class AutoSchema(openapi.AutoSchema):
         codes = [400, 503]
         if not self._is_public():
             codes += [401, 403]
-        if "{" in self.path or self._is_paginated_list():
+        # A path parameter, a query parameter (a filter, a page number) or a name in the query can all miss.
+        if "{" in self.path or any(p.get("in") == "query" for p in operation.get("parameters", [])):
             codes.append(404)
         if self.method in WRITE_METHODS:
             codes.append(409)
@@ -92,9 +93,6 @@ class AutoSchema(openapi.AutoSchema):
     def _is_public(self) -> bool:
         permissions = self.view.get_permissions()
         return bool(permissions) and all(isinstance(p, AllowAny) for p in permissions)
-
-    def _is_paginated_list(self) -> bool:
-        return self.method == "GET" and self._is_list_view() and self._get_paginator() is not None
 
     def _fallback_summary(self, operation: dict[str, Any]) -> str:
         """Plain words from the method and path: "List programs", "Show a gate", "Approve a freeze exception"."""
