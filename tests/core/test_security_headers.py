@@ -5,6 +5,7 @@ no violation reported, charts drawn, htmx swapping fragments.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from program.models import Gate, Program
 from tests.browser import screenshot, sign_in
@@ -87,7 +88,8 @@ def test_main_pages_run_under_the_policy_with_charts_and_htmx(page, demo):
     page.goto("/metrics/")
     page.evaluate("window.__same_document = true")
     page.select_option("select[name=owner_team]", "inference-platform")
-    page.wait_for_function("document.querySelectorAll('#registry-rows tbody tr').length === 2")
+    # A locator wait, not wait_for_function: Playwright evaluates string predicates with eval, which the CSP refuses.
+    expect(page.locator("#registry-rows tbody tr")).to_have_count(2)
     assert page.evaluate("window.__same_document") is True
     assert problems == []
 
