@@ -118,9 +118,9 @@ class ResultOutput(serializers.ModelSerializer):
 
 
 class CriterionOutput(serializers.ModelSerializer):
-    metric = serializers.CharField(source="metric.ref", default=None)
-    workload = serializers.CharField(source="workload.key", default=None)
-    attested_by = serializers.CharField(source="attested_by.username", default=None)
+    metric = serializers.CharField(source="metric.ref", default=None, allow_null=True)
+    workload = serializers.CharField(source="workload.key", default=None, allow_null=True)
+    attested_by = serializers.CharField(source="attested_by.username", default=None, allow_null=True)
     result = serializers.SerializerMethodField()
 
     class Meta:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from csp.constants import NONE, SELF
 from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -34,6 +35,7 @@ INSTALLED_APPS = [
     "pgtrigger",
     "pghistory",
     "axes",
+    "csp",
     "core",
     "metrics",
     "program",
@@ -42,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Above everything that touches the database, so an outage anywhere below answers 503, not 500;
     # below the header-only middleware, so the 503 still gets their headers.
@@ -120,6 +123,33 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = 0.25  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
+# The lockout keys on the same client address as the API throttles: REMOTE_ADDR, unless NUM_PROXIES says
+# how many trusted proxies append to X-Forwarded-For (core/api/throttling.py).
+AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
+
+# The default cache holds the API throttle counts, so it must be shared by every worker process: a Redis
+# URL such as redis://127.0.0.1:6379/1 (production refuses to start without one). Without CACHE_URL each
+# process keeps its own counts in memory, which is only right for a single `runserver`.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# Content-Security-Policy on every response: scripts and styles only from our own static files, so an
+# injected <script> or inline handler does not run. Style *attributes* stay allowed (style-src-attr): the
+# program timeline positions its bars with computed left/width values; attributes cannot load anything.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -144,7 +174,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "core.api.pagination.DefaultPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     # JSON through orjson with a nesting limit and no lone surrogates: a 400, never a 500 (core/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
@@ -152,10 +182,11 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
+    # JSON only: the browsable API (forms for every endpoint) is added by config.settings.local alone.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # How many trusted reverse proxies append to X-Forwarded-For. 0: the client address is REMOTE_ADDR
+    # and the header is ignored, since anyone can send it (see core/api/throttling.py).
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rebuild Tracker API",

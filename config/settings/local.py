@@ -1,5 +1,5 @@
 from .base import *  # noqa: F403
-from .base import BASE_DIR, env
+from .base import BASE_DIR, REST_FRAMEWORK, env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 
@@ -9,3 +9,12 @@ WHITENOISE_AUTOREFRESH = True
 # Notification emails land as files under .data/mail/ instead of cluttering the console.
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.filebased.EmailBackend")
 EMAIL_FILE_PATH = BASE_DIR / ".data" / "mail"
+
+# The browsable API (HTML forms over every endpoint) is a development aid only.
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+}

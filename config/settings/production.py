@@ -1,5 +1,17 @@
+from django.core.exceptions import ImproperlyConfigured
+
 from .base import *  # noqa: F403
 from .base import env
+
+# Production refuses to start rather than fall back to something that only suits a laptop.
+_REQUIRED = {
+    "DATABASE_URL": "without it the app would connect to a default local database",
+    "CELERY_BROKER_URL": "without a broker every task would run inside the request, its errors swallowed",
+    "CACHE_URL": "throttle counts must be shared by every worker process (a Redis URL)",
+}
+for _name, _why in _REQUIRED.items():
+    if not env.str(_name, default=""):
+        raise ImproperlyConfigured(f"Set {_name} in production: {_why}.")
 
 DEBUG = False
 SECRET_KEY = env("DJANGO_SECRET_KEY")  # no default: a missing secret must stop the start-up

@@ -9,6 +9,9 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 NOTIFICATION_RETRY_BACKOFF = 1
 REQUIRE_SERVICES = env.bool("REQUIRE_SERVICES", default=False)
 AXES_ENABLED = True
+# Each test process counts throttles for itself, so tests do not share counts through a developer's Redis;
+# tests/core/test_throttle.py points the cache at the real Redis to test the shared counting.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -1,17 +1,19 @@
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from core.api.throttling import TokenLoginThrottle
 from core.roles import group_names
 
 
-class TokenLoginThrottle(AnonRateThrottle):
-    rate = "30/min"
+class LockedOut(exceptions.APIException):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = "Too many failed sign-ins for this account from this address; try again later."
+    default_code = "locked_out"
 
 
 @extend_schema(tags=["auth"], summary="Exchange username and password for an API token")
@@ -21,6 +23,16 @@ class TokenObtainView(ObtainAuthToken):
     permission_classes = [AllowAny]
     authentication_classes: list = []
     throttle_classes = [TokenLoginThrottle]
+
+    def post(self, request, *args, **kwargs):
+        try:
+            return super().post(request, *args, **kwargs)
+        except exceptions.ValidationError:
+            # django-axes flags the DRF request, which its middleware never sees: answer the lockout here,
+            # as the login page does, rather than as a wrong password.
+            if getattr(request, "axes_locked_out", False):
+                raise LockedOut() from None
+            raise
 
 
 class MeSerializer(serializers.Serializer):
@@ -32,12 +44,12 @@ class MeSerializer(serializers.Serializer):
 class MeView(APIView):
     """Who the caller is and which groups (roles, teams) they belong to; DELETE revokes their token."""
 
-    @extend_schema(responses=MeSerializer)
+    @extend_schema(summary="Show who the caller is", responses=MeSerializer)
     def get(self, request):
         user = request.user
         return Response({"username": user.username, "groups": sorted(group_names(user))})
 
-    @extend_schema(responses={204: None})
+    @extend_schema(summary="Revoke the caller's API token", responses={204: None})
     def delete(self, request):
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -14,3 +14,11 @@ document.addEventListener("htmx:beforeSwap", (event) => {
     event.detail.isError = false;
   }
 });
+
+// A select whose options are URLs opens the chosen one (no inline handler: the CSP forbids them).
+document.addEventListener("change", (event) => {
+  const form = event.target.closest("form[data-navigate-on-change]");
+  if (form && event.target.name === form.dataset.navigateOnChange) {
+    window.location.href = event.target.value;
+  }
+});

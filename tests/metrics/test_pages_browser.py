@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser import screenshot, sign_in
 
@@ -14,7 +15,8 @@ def test_registry_filters_with_htmx_and_metric_page_shows_boundary(page, demo):
     assert page.locator("#registry-rows tbody tr").count() == 12
     screenshot(page, "metrics-registry")
     page.select_option("select[name=owner_team]", "inference-platform")
-    page.wait_for_function("document.querySelectorAll('#registry-rows tbody tr').length === 2")
+    # A locator wait, not wait_for_function: Playwright evaluates string predicates with eval, which the CSP refuses.
+    expect(page.locator("#registry-rows tbody tr")).to_have_count(2)
     assert "owner_team=inference-platform" in page.url
     page.click("text=Inference p99 latency (with queueing)")
     page.wait_for_url("**/metrics/inference-latency-e2e/")
