@@ -27,6 +27,7 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+SERVER_LOG = ROOT / ".schemathesis" / "server.log"
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
 
 # Path parameters filled with objects of the demo data, so that every operation reaches its real work
@@ -127,13 +128,17 @@ def main(extra: list[str]) -> int:
         config = write_config(
             json.loads(manage(env, "shell", "-c", DEMO_IDENTIFIERS).splitlines()[-1]), workdir
         )
+        # Tracebacks of any 500 land here (.schemathesis/ is git-ignored).
+        SERVER_LOG.parent.mkdir(exist_ok=True)
+        server_log = SERVER_LOG.open("w")
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         server = subprocess.Popen(
             [BIN / "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
             env=env,
             cwd=ROOT,
-            stderr=subprocess.DEVNULL,
+            stdout=server_log,
+            stderr=server_log,
         )
         wait_until_up(base, server)
         command = [
@@ -153,6 +158,7 @@ def main(extra: list[str]) -> int:
             "v1_auth_me_destroy",
             *extra,
         ]
+        print(f"server log: {SERVER_LOG}", flush=True)
         print("$", " ".join(str(part) for part in command).replace(token, "<lead token>"), flush=True)
         return subprocess.run(command, cwd=ROOT).returncode
     finally:
