@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
+from core.api.filters import UtcDateTimeFilter
 from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
@@ -289,8 +290,8 @@ class ObservationFilter(django_filters.FilterSet):
     metric = django_filters.CharFilter(method="filter_metric", help_text="key (active version) or key@N")
     system = django_filters.CharFilter(field_name="system__key")
     workload = django_filters.CharFilter(field_name="workload__key")
-    since = django_filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="lt")
+    since = UtcDateTimeFilter(field_name="observed_at", lookup_expr="gte")
+    until = UtcDateTimeFilter(field_name="observed_at", lookup_expr="lt")
 
     class Meta:
         model = Observation

@@ -147,7 +147,8 @@ def _parse_time(raw: Any, latest: datetime) -> datetime | str:
         return "observed_at is more than 5 minutes in the future."
     if moment < EARLIEST:
         return "observed_at is before 1970-01-01."
-    return moment
+    # PostgreSQL takes UTC offsets only up to ±15:59; Python up to ±23:59.
+    return moment.astimezone(UTC)
 
 
 def _known(ids: dict[str, int], key: Any) -> int | None:
