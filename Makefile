@@ -23,7 +23,7 @@ lock:
 	$(UV_COMPILE) $(LOCK_ARGS) -o requirements.lock
 	$(UV_COMPILE) $(LOCK_ARGS) --group dev -c requirements.lock -o requirements-dev.lock
 
-# Schemathesis over the whole API schema, as the demo lead, against gunicorn on a fresh database with the demo
+# Schemathesis over the whole API schema, as a user holding every role, against gunicorn on a fresh database with the demo
 # data (scripts/schemathesis_run.py). 10 examples per operation take about 5 minutes; for a deeper run:
 # make schemathesis SCHEMATHESIS_ARGS="--max-examples 100 --seed 1"
 SCHEMATHESIS_ARGS ?= --max-examples 10
