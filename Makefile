@@ -35,8 +35,9 @@ define with_db
 	DATABASE_URL="$${DATABASE_URL:-$$($(BIN)/python scripts/embedded_db.py)}"; export DATABASE_URL;
 endef
 
+# The demo runs as a product would: styled error pages, no debug pages (DJANGO_DEBUG=1 make run brings them back).
 run: $(STAMP)
-	@$(with_db) \
+	@$(with_db) export DJANGO_DEBUG="$${DJANGO_DEBUG:-false}"; \
 	$(BIN)/python manage.py migrate --no-input && \
 	$(BIN)/python manage.py collectstatic --no-input -v0 && \
 	$(BIN)/python manage.py load_demo && \
