@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import orjson
 from celery import Task
-from celery.exceptions import Retry
+from celery.exceptions import Reject, Retry, SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q
@@ -29,12 +29,14 @@ from kombu.exceptions import KombuError
 from kombu.utils.imports import symbol_by_name
 
 from core.models import OutboxMessage
+from core.unavailable import is_unavailable
 
 logger = logging.getLogger(__name__)
 
-# A message published this many times without finishing is no longer swept: something is wrong
-# with it (a task that always overruns its hard time limit), and re-sending would only repeat that.
-MAX_SENDS = 10
+# A message published this many times without finishing (four hours of re-sends) is given up: something
+# is wrong with it (a task that always overruns its hard time limit). The sweep marks it finished with an
+# error and logs it, which also frees its coalescing key for the next change.
+MAX_SENDS = 48
 # The sweep leaves a message this young to its after-commit publish, which is under way.
 JUST_CREATED = timedelta(seconds=5)
 # After a failed publish, new messages of this process wait for the sweep this long.
@@ -63,7 +65,10 @@ class OutboxTask(Task):
             outbox_retry_at(message_id=outbox_id, when=retry.when, lease=self.lease)
             raise
         except Exception as exc:
-            outbox_finish(message_id=outbox_id, error=f"{exc.__class__.__name__}: {exc}")
+            # A passing fault (database or broker out of reach, a soft time limit, a retry that could not
+            # be published) leaves the message alone: its lease runs out and the sweep sends it again.
+            if not _is_passing_fault(exc):
+                outbox_finish(message_id=outbox_id, error=f"{exc.__class__.__name__}: {exc}")
             raise
         outbox_finish(message_id=outbox_id)
         return result
@@ -72,6 +77,10 @@ class OutboxTask(Task):
     def lease(self) -> timedelta:
         hard_limit = self.time_limit or settings.TASK_TIME_LIMITS["celery"][1]
         return timedelta(seconds=hard_limit + settings.OUTBOX_LEASE_MARGIN)
+
+
+def _is_passing_fault(exc: Exception) -> bool:
+    return is_unavailable(exc) or isinstance(exc, Reject | SoftTimeLimitExceeded)
 
 
 def queue_options(queue: str) -> dict:
@@ -172,8 +181,18 @@ def outbox_sweep(*, now: datetime | None = None, limit: int = 500) -> int:
             .values_list("pk", flat=True)[:limit]
         )
         sent = outbox_publish(message_ids=due)
+    _give_up_on_exhausted(now)
     OutboxMessage.objects.filter(done_at__lt=now - timedelta(days=settings.OUTBOX_KEEP_DAYS)).delete()
     return sent
+
+
+def _give_up_on_exhausted(now: datetime) -> None:
+    exhausted = OutboxMessage.objects.filter(done_at__isnull=True, send_count__gte=MAX_SENDS).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    )
+    for message in exhausted:
+        logger.error("outbox: %s was sent %d times without finishing; given up", message, message.send_count)
+    exhausted.update(done_at=now, lease_until=None, last_error=f"given up after {MAX_SENDS} sends")
 
 
 def outbox_claim(*, message_id: int, owner: str, lease: timedelta) -> bool:

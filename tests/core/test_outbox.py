@@ -175,3 +175,51 @@ def test_every_task_has_time_limits_and_notifications_their_own_queue(settings):
     assert routes["core.tasks.deliver_notification"] == {"queue": "notifications"}
     assert routes["program.tasks.evaluate_gate"] == {"queue": "evaluation"}
     assert routes["metrics.tasks.batch_announce"] == {"queue": "ingest"}
+
+
+def _run_failing(monkeypatch, message: OutboxMessage, error: Exception) -> None:
+    """Run the message's task through the outbox wrapper with its work raising `error`."""
+    task = app.tasks[message.task]
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(task, "run", fail)
+    with pytest.raises(type(error)):
+        task(*message.args, outbox_id=message.pk)
+
+
+def test_a_passing_fault_leaves_the_message_for_the_sweep(monkeypatch):
+    from django.db import OperationalError
+
+    message = OutboxMessage.objects.create(task="freeze.tasks.create_frontier_window", args=[1])
+    _run_failing(monkeypatch, message, OperationalError("connection pool timeout"))
+    message.refresh_from_db()
+    assert message.done_at is None and message.lease_until is not None  # the lease runs out, then a re-send
+
+
+def test_a_real_error_finishes_the_message_with_the_error(monkeypatch):
+    message = OutboxMessage.objects.create(task="freeze.tasks.create_frontier_window", args=[1])
+    _run_failing(monkeypatch, message, ValueError("no such program"))
+    message.refresh_from_db()
+    assert message.done_at is not None and message.last_error == "ValueError: no such program"
+
+
+def test_a_message_sent_too_often_is_given_up_and_frees_its_key(lead, caplog):
+    from core.outbox import MAX_SENDS
+
+    old = timezone.now() - timedelta(hours=1)
+    stuck = OutboxMessage.objects.create(
+        task="program.tasks.evaluate_gate",
+        args=[10**6],
+        key="evaluate_gate:1",
+        sent_at=old,
+        send_count=MAX_SENDS,
+    )
+    outbox_sweep()
+    stuck.refresh_from_db()
+    assert stuck.done_at is not None and stuck.last_error == f"given up after {MAX_SENDS} sends"
+    assert "given up" in caplog.text
+    # The key is free again: the next change queues a fresh message instead of joining the dead one.
+    with transaction.atomic():
+        assert outbox_add(task="program.tasks.evaluate_gate", args=[10**6], key="evaluate_gate:1") is not None
