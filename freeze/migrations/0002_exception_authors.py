@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import migrations, models
+from django.utils import timezone
 
 
 def backfill_authors(apps, schema_editor):
@@ -24,6 +25,13 @@ def backfill_authors(apps, schema_editor):
         [Through(freezeexception_id=pk, user_id=user) for pk, user in pairs if pk in existing],
         ignore_conflicts=True,
     )
+    # An author's approval on an exception still under review stops counting (the new rule).
+    Approval = apps.get_model("freeze", "Approval")
+    standing = Approval.objects.filter(
+        exception__status="submitted", verdict="approve", dismissed_at__isnull=True
+    ).values_list("pk", "exception_id", "approver_id")
+    by_author = [pk for pk, exception, approver in standing if (exception, approver) in pairs]
+    Approval.objects.filter(pk__in=by_author).update(dismissed_at=timezone.now())
 
 
 class Migration(migrations.Migration):

@@ -290,9 +290,11 @@ def _record_verdict(exception: FreezeException, user, verdict: str, comment: str
 
 
 def _standing_approvals(exception: FreezeException):
+    """Approvals that count: not dismissed, and never an author's, however the row got there (an
+    approval given before its approver edited the exception under older rules)."""
     return Approval.objects.filter(
         exception=exception, verdict=Approval.Verdict.APPROVE, dismissed_at__isnull=True
-    )
+    ).exclude(approver__in=exception.authors.all())
 
 
 def _enough_approvals(exception: FreezeException) -> bool:

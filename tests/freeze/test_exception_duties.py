@@ -177,3 +177,14 @@ def test_a_change_window_that_has_already_ended_is_refused(as_user, engineer, re
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "change_ends_at"
     assert not FreezeException.objects.exists()
+
+
+def test_an_authors_approval_never_counts_however_it_got_there(as_user, engineer, helper, lead2, ref):
+    # Data from before the authors rule: the helper approved a high-risk exception, then edited it.
+    pk = submitted(as_user, engineer, risk="high")
+    exception = FreezeException.objects.get(pk=pk)
+    Approval.objects.create(exception=exception, approver=helper, verdict="approve", as_program_lead=False)
+    exception.authors.add(helper)
+    # One lead's approval is then one of the two that high risk needs, not the second.
+    assert as_user(lead2).post(f"{URL}{pk}/approve/").status_code == 200
+    assert FreezeException.objects.get(pk=pk).status == "submitted"
