@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -24,6 +25,20 @@ def wait_for(predicate, timeout: float = 20.0) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def subprocess_database_url(*, user: str | None = None) -> str:
+    """The test database as a DATABASE_URL for a server or worker subprocess: over TCP, or over the
+    socket directory the embedded PostgreSQL of `make test` listens on (its HOST is in OPTIONS)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    user = quote(user or db["USER"])
+    host = db["HOST"] or db["OPTIONS"].get("host") or "127.0.0.1"
+    port = db["PORT"] or db["OPTIONS"].get("port") or ""
+    if host.startswith("/"):
+        return f"postgres://{user}@/{db['NAME']}?host={quote(host)}" + (f"&port={port}" if port else "")
+    return f"postgres://{user}@{host}:{port or 5432}/{db['NAME']}"
 
 
 def make_user(username: str, *groups: str, perms: tuple[str, ...] = ()) -> User:

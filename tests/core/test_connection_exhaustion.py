@@ -5,7 +5,7 @@ of the same role can take every slot; the answers must then be 503 with Retry-Af
 the server must serve again as soon as the slots are free.
 
 Needs what the test database already has here: a superuser connection (to create the role) and trust
-authentication on 127.0.0.1 (the role has no password).
+authentication (the role has no password), over TCP or the embedded server's socket.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from core.unavailable import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE
+from tests.conftest import subprocess_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,11 +55,6 @@ def limited_role():
         cursor.execute(f'DROP ROLE IF EXISTS "{name}"')
 
 
-def _dsn(role: str) -> str:
-    db = connection.settings_dict
-    return f"postgres://{role}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -75,7 +71,7 @@ def start_server(limited_role, tmp_path):
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": _dsn(limited_role),
+            "DATABASE_URL": subprocess_database_url(user=limited_role),
             "DATABASE_POOL_MAX_SIZE": str(CONNECTION_LIMIT),
             "DATABASE_POOL_TIMEOUT": str(pool_timeout),
             "CELERY_BROKER_URL": "",
@@ -160,7 +156,7 @@ def test_more_threads_than_connections_are_all_served(start_server, credentials,
 
 def test_exhausted_connections_answer_503_never_500_and_recover(start_server, credentials, limited_role):
     server = start_server(pool_timeout=3)
-    holders = [psycopg.connect(_dsn(limited_role)) for _ in range(CONNECTION_LIMIT)]
+    holders = [psycopg.connect(subprocess_database_url(user=limited_role)) for _ in range(CONNECTION_LIMIT)]
     try:
         responses = _burst(server, credentials)
     finally:

@@ -29,7 +29,7 @@ from core.outbox import outbox_sweep
 from freeze.models import FreezeWindow
 from program.models import Evaluation, Gate
 from program.services import gates_evaluate_for_definitions
-from tests.conftest import wait_for
+from tests.conftest import subprocess_database_url, wait_for
 from tests.program.factories import make_program, metrics_for_template
 
 pytestmark = pytest.mark.services
@@ -116,13 +116,12 @@ class Processes:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        db = connection.settings_dict
         self.env = {
             **os.environ,
             **WORKER_ENV,
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
             "DJANGO_DEBUG": "false",
-            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            "DATABASE_URL": subprocess_database_url(),
             "CELERY_BROKER_URL": BROKER,
             "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
         }
