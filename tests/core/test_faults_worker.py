@@ -237,7 +237,15 @@ def test_sigkill_mid_burst_delivers_every_notification_once_and_stores_every_eva
         delivered = Delivery.objects.filter(status=Delivery.Status.DELIVERED).count() == burst
         return delivered and _all_done()
 
-    assert wait_for(finished, timeout=120), list(OutboxMessage.objects.filter(done_at__isnull=True))
+    assert wait_for(finished, timeout=120), (
+        list(OutboxMessage.objects.filter(done_at__isnull=True)),
+        list(
+            Delivery.objects.exclude(status=Delivery.Status.DELIVERED).values(
+                "status", "attempts", "last_error"
+            )
+        ),
+        list(OutboxMessage.objects.exclude(last_error="").values("task", "args", "last_error")),
+    )
     recovered = time.monotonic() - killed_at
     counts = Counter(receiver.ids)
     assert set(counts) == _webhook_ids()  # every notification arrived
