@@ -1,0 +1,270 @@
+"""Confidence intervals and one-sided tests for old-vs-new comparisons (issue 10). Pure: numpy/scipy only.
+
+Every answer is about the ratio the criterion compares, ``relative_performance`` (> 1 means the
+candidate is better: cand/base when higher is better, base/cand when lower is better).
+
+- Quantiles: distribution-free order-statistic interval per side (two ranks from the binomial
+  distribution, so only the sorted sample is read); the ratio interval combines both sides on the log
+  scale (MOVER: each ratio bound from the matching side bounds), and the one-sided p-value is the
+  same normal approximation (se ≈ distance to the facing bound / z).
+- Mean: per-side t-interval, Welch's t for the p-value, Fieller's interval for the ratio of means.
+- min/max: point values only.
+- distribution: Mann–Whitney U, one-sided. Its ``relative_performance`` is the direction-aware ratio
+  of medians (so it reads like every other statistic); ``effect_size`` is the common-language effect
+  size, the probability that a candidate observation beats a baseline one (ties count half).
+"""
+
+from __future__ import annotations
+
+import math
+import operator as op
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.stats import binom, mannwhitneyu, norm, t, ttest_ind
+
+QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+STATISTICS = (*QUANTILES, "mean", "min", "max", "distribution")
+DIRECTIONS = ("higher_is_better", "lower_is_better")
+OPERATORS = {">=": op.ge, ">": op.gt, "<=": op.le, "<": op.lt}
+OPERATOR_ALIASES = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+
+
+@dataclass(frozen=True)
+class SideEstimate:
+    n: int
+    value: float | None
+    ci: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class Inference:
+    statistic: str
+    method: str
+    alpha: float
+    baseline: SideEstimate
+    candidate: SideEstimate
+    relative_performance: float | None
+    relative_performance_ci: tuple[float, float] | None
+    p_value: float | None  # one-sided, H1: the candidate is better
+    reason: str
+    p_value_worse: float | None = None  # one-sided, H1: the candidate is worse (distribution only)
+    effect_size: float | None = None  # distribution only: P(candidate observation is better)
+
+
+def infer(
+    *, statistic: str, direction: str, baseline: np.ndarray, candidate: np.ndarray, alpha: float = 0.05
+) -> Inference:
+    """Inference for one statistic; ``baseline`` and ``candidate`` are 1-D float arrays sorted ascending."""
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic {statistic}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction}")
+    higher = direction == "higher_is_better"
+    base, cand = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
+    if statistic in QUANTILES:
+        return _quantile(statistic, QUANTILES[statistic], higher, base, cand, alpha)
+    if statistic == "mean":
+        return _mean(higher, base, cand, alpha)
+    if statistic == "distribution":
+        return _distribution(higher, base, cand, alpha)
+    pick = (lambda x: float(x[0])) if statistic == "min" else (lambda x: float(x[-1]))
+    sides = [SideEstimate(len(x), pick(x) if len(x) else None, None) for x in (base, cand)]
+    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+    return Inference(
+        statistic, "none", alpha, *sides, ratio, None, None, why or f"no inference for {statistic}."
+    )
+
+
+def _ratio(base: float | None, cand: float | None, higher: bool) -> tuple[float | None, str]:
+    if base is None or cand is None:
+        return None, "a side has no observations."
+    num, den = (cand, base) if higher else (base, cand)
+    if num <= 0 or den <= 0:
+        return None, "a value is ≤ 0, so no ratio (and no log-ratio interval) can be formed."
+    return num / den, ""
+
+
+def _interpolated(x: np.ndarray, q: float) -> float:
+    """The linear-interpolation quantile of a sorted sample (PostgreSQL's percentile_cont) in O(1)."""
+    h = (len(x) - 1) * q
+    low = math.floor(h)
+    high = min(low + 1, len(x) - 1)
+    return float(x[low] + (h - low) * (x[high] - x[low]))
+
+
+@lru_cache(maxsize=1024)
+def order_statistic_ranks(n: int, q: float, alpha: float) -> tuple[int, int] | None:
+    """1-based ranks (l, u) with P(X_(l) ≤ ξ_q ≤ X_(u)) ≥ 1 − alpha for any continuous distribution.
+
+    With B ~ Binomial(n, q) the number of observations below ξ_q, the interval misses below with
+    probability P(B < l) < alpha/2 and above with P(B ≥ u) ≤ alpha/2. None when a rank leaves 1..n.
+    """
+    low = int(binom.ppf(alpha / 2, n, q))
+    high = int(binom.ppf(1 - alpha / 2, n, q)) + 1
+    if low < 1 or high > n:
+        return None
+    return low, high
+
+
+def _quantile(name: str, q: float, higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float):
+    sides = []
+    for x in (base, cand):
+        ranks = order_statistic_ranks(len(x), q, alpha) if len(x) else None
+        ci = (float(x[ranks[0] - 1]), float(x[ranks[1] - 1])) if ranks else None
+        sides.append(SideEstimate(len(x), _interpolated(x, q) if len(x) else None, ci))
+    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+    missing = [s for s, side in zip(("baseline", "candidate"), sides, strict=True) if side.ci is None]
+    if missing:
+        why = why or (
+            f"too few observations for an order-statistic interval of the {name} "
+            f"({' and '.join(missing)}: n = {', '.join(str(s.n) for s in sides if s.ci is None)})."
+        )
+    elif any(s.ci[0] <= 0 for s in sides):
+        why = why or "a value is ≤ 0, so no log-ratio interval can be formed."
+    if why:
+        return Inference(name, "order-statistic", alpha, *sides, ratio, None, None, why)
+    # MOVER (Zou & Donner 2008) on the log scale: each bound of ln(num/den) recovers its spread from
+    # the matching side bounds, so a skewed side interval (a sparse tail, a gap between two modes)
+    # widens only the bound it affects.
+    num, den = (sides[1], sides[0]) if higher else (sides[0], sides[1])
+    log_num, log_den, log_ratio = math.log(num.value), math.log(den.value), math.log(ratio)
+    below = math.hypot(log_num - math.log(num.ci[0]), math.log(den.ci[1]) - log_den)
+    above = math.hypot(math.log(num.ci[1]) - log_num, log_den - math.log(den.ci[0]))
+    ci = (math.exp(log_ratio - below), math.exp(log_ratio + above))
+    # One-sided p from the same approximation: the bound facing 1 gives the standard error.
+    se = (below if log_ratio > 0 else above) / float(norm.ppf(1 - alpha / 2))
+    if se == 0:
+        p = 0.0 if log_ratio > 0 else 1.0 if log_ratio < 0 else 0.5
+    else:
+        p = float(norm.sf(log_ratio / se))
+    return Inference(name, "order-statistic", alpha, *sides, ratio, ci, p, "")
+
+
+def _mean(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float) -> Inference:
+    sides, moments = [], []
+    for x in (base, cand):
+        n = len(x)
+        mean = float(x.mean()) if n else None
+        var = float(x.var(ddof=1)) / n if n >= 2 else None
+        ci = None
+        if var is not None:
+            half = float(t.ppf(1 - alpha / 2, n - 1)) * math.sqrt(var)
+            ci = (mean - half, mean + half)
+        sides.append(SideEstimate(n, mean, ci))
+        moments.append((mean, var, n))
+    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+    if not why and any(var is None for _, var, _ in moments):
+        why = "a side has fewer than 2 observations: no variance, no interval."
+    if why:
+        return Inference("mean", "welch-fieller", alpha, *sides, ratio, None, None, why)
+    test = ttest_ind(cand, base, equal_var=False, alternative="greater" if higher else "less")
+    p = None if math.isnan(test.pvalue) else float(test.pvalue)
+    (num, var_num, n_num), (den, var_den, n_den) = moments[::-1] if higher else moments
+    ci, why = _fieller(num, var_num, n_num, den, var_den, n_den, alpha)
+    return Inference("mean", "welch-fieller", alpha, *sides, ratio, ci, p, why)
+
+
+def _fieller(num, var_num, n_num, den, var_den, n_den, alpha) -> tuple[tuple[float, float] | None, str]:
+    """Fieller's interval for num/den, independent means with unequal variances (Welch–Satterthwaite df).
+
+    The interval holds the ratios R for which (num − R·den)² ≤ t²·(var_num + R²·var_den).
+    """
+    total = var_num + var_den
+    if total == 0:
+        return (num / den, num / den), ""
+    df = total**2 / (var_num**2 / max(n_num - 1, 1) + var_den**2 / max(n_den - 1, 1))
+    tc2 = float(t.ppf(1 - alpha / 2, df)) ** 2
+    a = den**2 - tc2 * var_den
+    if a <= 0:
+        return None, "the denominator mean is not distinguishable from 0: Fieller's interval is unbounded."
+    b = num * den
+    disc = b**2 - a * (num**2 - tc2 * var_num)
+    root = math.sqrt(max(disc, 0.0))
+    return ((b - root) / a, (b + root) / a), ""
+
+
+def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float) -> Inference:
+    sides = [SideEstimate(len(x), _interpolated(x, 0.5) if len(x) else None, None) for x in (base, cand)]
+    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+    if not len(base) or not len(cand):
+        return Inference("distribution", "mann-whitney", alpha, *sides, ratio, None, None, why)
+    better, worse = ("greater", "less") if higher else ("less", "greater")
+    p_better = mannwhitneyu(cand, base, alternative=better, method="asymptotic")
+    p_worse = mannwhitneyu(cand, base, alternative=worse, method="asymptotic")
+    u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > base) + ½ P(tie)
+    return Inference(
+        "distribution",
+        "mann-whitney",
+        alpha,
+        *sides,
+        ratio,
+        None,
+        float(p_better.pvalue),
+        "a whole-distribution shift test: no interval of a ratio.",
+        p_value_worse=float(p_worse.pvalue),
+        effect_size=u if higher else 1 - u,
+    )
+
+
+def verdict(inference: Inference, *, min_samples: int) -> str:
+    """better | worse | no_difference | insufficient_data, from the interval (p-values for distribution)."""
+    if min(inference.baseline.n, inference.candidate.n) < min_samples:
+        return "insufficient_data"
+    if inference.statistic == "distribution":
+        if inference.p_value is None or inference.p_value_worse is None:
+            return "insufficient_data"
+        # Two one-sided tests at alpha/2 each: the same error rate as the two-sided interval.
+        if inference.p_value < inference.alpha / 2:
+            return "better"
+        if inference.p_value_worse < inference.alpha / 2:
+            return "worse"
+        return "no_difference"
+    ci = inference.relative_performance_ci
+    if ci is None:
+        return "insufficient_data"
+    if ci[0] > 1:
+        return "better"
+    if ci[1] < 1:
+        return "worse"
+    return "no_difference"
+
+
+def judge(
+    *,
+    estimate: float | None,
+    ci: tuple[float, float] | None,
+    operator: str,
+    threshold: float,
+    require_significant: bool,
+    no_interval_reason: str = "",
+) -> tuple[str, str]:
+    """pass | fail | inconclusive, and why, for "estimate <operator> threshold".
+
+    With ``require_significant`` the whole interval must clear the threshold to pass (">=": lower
+    bound ≥ t; ">": lower bound > t) and must lie wholly on the wrong side to fail (">=": upper bound
+    < t; ">": upper bound ≤ t); "<=" and "<" mirror that. Otherwise the point estimate decides.
+    """
+    symbol = OPERATOR_ALIASES.get(operator, operator)
+    if symbol not in OPERATORS:
+        raise ValueError(f"unknown operator {operator}")
+    holds = OPERATORS[symbol]
+    if estimate is None:
+        return "inconclusive", no_interval_reason or "no estimate to compare with the threshold."
+    shown = f"{estimate:.4g}" + (f" (interval {ci[0]:.4g} – {ci[1]:.4g})" if ci else "")
+    statement = f"{shown} {symbol} {threshold:g}"
+    if not require_significant:
+        if holds(estimate, threshold):
+            return "pass", f"{statement} holds."
+        return "fail", f"{statement} does not hold."
+    if ci is None:
+        why = no_interval_reason or "no confidence interval could be formed"
+        return "inconclusive", f"significance required but there is no interval: {why.rstrip('.')}."
+    # The bound that must clear the threshold, and the one that shows it cannot.
+    near, far = (ci[0], ci[1]) if symbol in (">=", ">") else (ci[1], ci[0])
+    if holds(near, threshold):
+        return "pass", f"{statement}: the whole interval satisfies {symbol} {threshold:g}."
+    if not holds(far, threshold):
+        return "fail", f"{statement}: the whole interval violates {symbol} {threshold:g}."
+    return "inconclusive", f"{statement}: the interval straddles the threshold {threshold:g}."
