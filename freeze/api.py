@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Prefetch
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -160,8 +163,8 @@ class WindowLevelsImport(APIView):
     @idempotent
     def post(self, request, pk):
         window = get_object_or_404(FreezeWindow, pk=pk)
-        upload = request.data.get("file")
-        if upload is None:
+        upload = request.data.get("file") if isinstance(request.data, Mapping) else None
+        if not isinstance(upload, UploadedFile):
             raise ApplicationError("Upload the CSV or YAML as 'file'.", status=400, field="file")
         name = getattr(upload, "name", "")
         fmt = "yaml" if name.endswith((".yaml", ".yml")) else "csv"

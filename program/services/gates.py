@@ -185,7 +185,7 @@ def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
                     actor=actor,
                     from_state=gate.status,
                     to_state=new_status,
-                    reason="; ".join(failing),
+                    reason="; ".join(evaluation.failing),
                 )
                 Gate.objects.filter(pk=gate.pk).update(status=new_status)
                 if new_status == Gate.Status.READY:

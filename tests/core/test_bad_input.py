@@ -249,3 +249,18 @@ def test_bad_query_parameters_on_every_list_endpoint_and_page_are_never_a_500(si
 @pytest.mark.parametrize("segment", ["%00", "a%00b", "%ED%A0%80", "%FF"])
 def test_bad_path_segments_are_a_404(signed_in, path, segment):
     assert signed_in.get(path.format(segment)).status_code == 404
+
+
+@pytest.mark.parametrize("body", [{"file": "x"}, ["file"]])
+def test_a_levels_import_without_a_file_is_a_400_naming_it(as_user, lead, body):
+    from freeze.models import FreezeWindow
+    from tests.freeze.factories import freeze_setup
+
+    freeze_setup(lead)
+    window = FreezeWindow.objects.get()
+    for fmt in ("json", "multipart"):
+        if fmt == "multipart" and not isinstance(body, dict):
+            continue
+        response = as_user(lead).post(f"/api/v1/freeze/windows/{window.pk}/levels/import/", body, format=fmt)
+        assert response.status_code == 400, (fmt, response.content)
+        assert response.json()["errors"][0]["field"] == "file"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import timedelta, timezone
 
 import pytest
 
@@ -167,3 +167,14 @@ def test_levels_import_by_a_non_lead_is_refused_before_the_file_is_read(client, 
     response = client.post(f"/freeze/windows/{approved.window.pk}/levels/import/", {"file": upload})
     assert response.status_code == 403
     assert not FreezeEntry.objects.filter(component__key="trainer").exists()
+
+
+def test_an_edit_with_a_utc_offset_past_postgresqls_range_is_stored_in_utc(client, engineer, approved):
+    # Python takes offsets up to ±23:59, PostgreSQL only ±15:59. A guard: model fields already send UTC.
+    starts = approved.change_starts_at.astimezone(timezone(timedelta(hours=17, minutes=18)))
+    client.force_login(engineer)
+    data = form_data(approved, change_starts_at=starts.isoformat())
+    response = client.post(f"/freeze/exceptions/{approved.pk}/edit/", data)
+    assert response.status_code == 302, response.content.decode()[:500]
+    stored = FreezeException.objects.get(pk=approved.pk).change_starts_at
+    assert stored == starts.replace(microsecond=stored.microsecond)
