@@ -15,6 +15,7 @@ from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
 from freeze import selectors, services
 from freeze.forms import DecisionForm, ExceptionForm, levels_form_class
 from freeze.models import FreezeException, FreezeWindow
+from freeze.services.exceptions import EDITABLE
 
 
 @require_GET
@@ -96,9 +97,6 @@ def exception_new(request):
                 messages.success(request, "Draft saved. Submit it when it is ready for review.")
                 return redirect("freeze:exception", pk=exception.pk)
     return render(request, "freeze/exception_form.html", {"form": form}, status=status)
-
-
-EDITABLE = ("title", "change", "justification", "risk", "rollback_plan", "change_starts_at", "change_ends_at")
 
 
 def exception_edit(request, pk: int):

@@ -10,10 +10,11 @@ from core.charts import compare_bars
 from core.errors import ApplicationError
 from core.forms import add_service_error
 from core.pages import role_required
-from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role
+from core.roles import PROGRAM_LEADS, has_role
 from program import selectors, services
 from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
+from program.services.gates import EVALUATE_ROLES
 
 
 @require_GET
@@ -100,6 +101,7 @@ def _gate_context(request, gate: Gate, form=None, reopen_form=None) -> dict:
         "decisions": list(gate.decisions.all()),
         "history": selectors.gate_history(gate),
         "can_decide": has_role(request.user, PROGRAM_LEADS),
+        "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
         "form": form or DecisionForm(),
         "reopen_form": reopen_form or ReopenForm(),
     }
@@ -147,7 +149,7 @@ def gate_decide(request, pk: int):
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, METRIC_OWNERS, action="evaluate gates")
+@role_required(*EVALUATE_ROLES, action="evaluate gates")
 def gate_evaluate(request, pk: int):
     gate = _gate_or_404(pk)
     services.gate_evaluate(gate=gate, actor=request.user)

@@ -2,7 +2,8 @@
 
 The client address is REMOTE_ADDR unless settings say how many trusted proxies stand in front of the app
 (REST_FRAMEWORK["NUM_PROXIES"], from the NUM_PROXIES environment variable). Only then is X-Forwarded-For
-read, and only the entry that the nearest trusted proxy appended: anything left of it is the client's say.
+read, and only the entry NUM_PROXIES places from its right end, the one the outermost trusted proxy appended:
+anything left of it is the client's say.
 Counts live in the default cache, which production requires to be shared (Redis), so every worker process
 counts the same requests.
 """
