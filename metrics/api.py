@@ -21,7 +21,7 @@ from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, body_fingerprint, idempotency_key, idempotent
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS
 from metrics import selectors, services
-from metrics.boundary import boundary_sentence, definition_changes
+from metrics.boundary import boundary_sentence
 from metrics.ingest_formats import decode_rows
 from metrics.models import (
     Direction,
@@ -33,7 +33,7 @@ from metrics.models import (
     System,
     Workload,
 )
-from metrics.selectors.comparison import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
+from metrics.selectors.comparison import ComparisonQuery
 from metrics.services.definitions import EDITABLE_FIELDS
 
 # Who may write, per action: refused with 403 before the body is read (core.api.permissions).
@@ -384,33 +384,6 @@ class ObservationBatch(APIView):
 # --- comparisons -------------------------------------------------------------------------------------
 
 
-class ComparisonQuery(serializers.Serializer):
-    metric = serializers.CharField(help_text="key (active version) or key@N")
-    candidate_metric = serializers.CharField(
-        required=False,
-        help_text="Only to check comparability: a different version or key is refused with why.",
-    )
-    baseline = serializers.SlugField()
-    candidate = serializers.SlugField()
-    workload = serializers.SlugField(required=False)
-    since = serializers.DateTimeField(required=False)
-    until = serializers.DateTimeField(required=False)
-    statistic = serializers.ChoiceField(choices=Statistic.choices, required=False)
-    alpha = serializers.FloatField(required=False, min_value=1e-6, max_value=0.5, default=DEFAULT_ALPHA)
-    min_samples = serializers.IntegerField(
-        required=False, min_value=2, max_value=1_000_000, default=DEFAULT_MIN_SAMPLES
-    )
-
-    def validate(self, attrs):
-        if attrs["baseline"] == attrs["candidate"]:
-            raise serializers.ValidationError(
-                {"candidate": "Baseline and candidate must be different systems."}
-            )
-        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
-            raise serializers.ValidationError({"until": "until must be after since."})
-        return attrs
-
-
 class SideOutput(serializers.Serializer):
     system = serializers.CharField()
     n = serializers.IntegerField()
@@ -445,59 +418,11 @@ class ComparisonOutput(serializers.Serializer):
     reason = serializers.CharField()
 
 
-def comparison_from_query(params) -> selectors.Comparison:
-    """Shared by the API and the comparison page."""
-    query = ComparisonQuery(data=params)
-    query.is_valid(raise_exception=True)
-    data = query.validated_data
-    definition = selectors.definition_resolve(data["metric"])
-    if data.get("candidate_metric"):
-        other = selectors.definition_resolve(data["candidate_metric"], field="candidate_metric")
-        _refuse_incomparable(definition, other)
-    systems = {s.key: s for s in System.objects.filter(key__in=[data["baseline"], data["candidate"]])}
-    for side in ("baseline", "candidate"):
-        if data[side] not in systems:
-            raise ApplicationError(f"Unknown system '{data[side]}'.", status=400, field=side)
-    workload = None
-    if data.get("workload"):
-        workload = Workload.objects.filter(key=data["workload"]).first()
-        if workload is None:
-            raise ApplicationError(f"Unknown workload '{data['workload']}'.", status=400, field="workload")
-    return selectors.comparison_compute(
-        definition=definition,
-        baseline=systems[data["baseline"]],
-        candidate=systems[data["candidate"]],
-        workload=workload,
-        since=data.get("since"),
-        until=data.get("until"),
-        statistic=data.get("statistic"),
-        alpha=data["alpha"],
-        min_samples=data["min_samples"],
-    )
-
-
-def _refuse_incomparable(definition: MetricDefinition, other: MetricDefinition) -> None:
-    if other.pk == definition.pk:
-        return
-    if other.key != definition.key:
-        raise ApplicationError(
-            f"{definition.ref} and {other.ref} are different metrics and cannot be compared.",
-            status=400,
-            field="candidate_metric",
-        )
-    changes = definition_changes(definition, other)
-    raise ApplicationError(
-        f"{definition.ref} and {other.ref} are different versions and measure differently"
-        + (f" ({'; '.join(changes)})" if changes else "")
-        + ": compare within one version.",
-        status=400,
-        field="candidate_metric",
-    )
-
-
 @extend_schema(tags=["metrics"], parameters=[ComparisonQuery], responses=ComparisonOutput)
 class ComparisonView(APIView):
     """Old vs new on one metric version: both sides' statistics, the direction-aware ratio, Mann–Whitney U."""
 
     def get(self, request):
-        return Response(ComparisonOutput(comparison_from_query(request.query_params).as_dict()).data)
+        return Response(
+            ComparisonOutput(selectors.comparison_from_query(request.query_params).as_dict()).data
+        )

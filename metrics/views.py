@@ -10,7 +10,6 @@ from core.audit import transitions_for_many
 from core.charts import compare_bars, line_chart
 from core.errors import ApplicationError
 from metrics import selectors
-from metrics.api import comparison_from_query
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.forms import ComparisonForm, RegistryFilterForm
 from metrics.models import MetricDefinition, System
@@ -73,10 +72,10 @@ def comparison_page(request):
     if request.GET.get("metric"):
         params = {key: value for key, value in request.GET.items() if value}
         try:
-            result = comparison_from_query(params)
+            result = selectors.comparison_from_query(params)
         except ApplicationError as exc:
             error = exc.message
-        except ValidationError as exc:  # from the query serializer the API shares
+        except ValidationError as exc:  # from the query contract the API shares
             error = "; ".join(f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail))
         if result is not None:
             chart = compare_bars(

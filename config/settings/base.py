@@ -101,8 +101,6 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "timeout": DATABASE_POOL_TIMEOUT,
     "reconnect_timeout": DATABASE_POOL_TIMEOUT,
 }
-# Sort memory for comparison queries (set per transaction); spilling to disk doubles their time.
-COMPARISON_WORK_MEM = env("COMPARISON_WORK_MEM", default="64MB")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [

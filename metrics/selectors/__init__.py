@@ -1,6 +1,6 @@
 """Reads of the metrics app."""
 
-from metrics.selectors.comparison import Comparison, SideStats, comparison_compute
+from metrics.selectors.comparison import Comparison, SideStats, comparison_compute, comparison_from_query
 from metrics.selectors.registry import (
     definition_get,
     definition_resolve,
@@ -14,6 +14,7 @@ __all__ = [
     "Comparison",
     "SideStats",
     "comparison_compute",
+    "comparison_from_query",
     "definition_get",
     "definition_resolve",
     "definition_versions",

@@ -1,0 +1,29 @@
+"""Old-vs-new comparison of one metric version (DESIGN.md §3).
+
+- `query`: the comparison asked for by keys; the API and the comparison page call `comparison_from_query`.
+- `compute`: `comparison_compute` on resolved objects (also the gate evaluation's entry): read, test, judge.
+- `sql`: the PostgreSQL read: each side's sample once, sorted once, and its statistics.
+- `verdict`: the pure judgement from the two sides' numbers.
+"""
+
+from metrics.selectors.comparison.compute import (
+    DEFAULT_ALPHA,
+    DEFAULT_MIN_SAMPLES,
+    Comparison,
+    comparison_compute,
+)
+from metrics.selectors.comparison.query import ComparisonQuery, comparison_from_query
+from metrics.selectors.comparison.sql import SideStats
+from metrics.selectors.comparison.verdict import Verdict, comparison_verdict
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_MIN_SAMPLES",
+    "Comparison",
+    "ComparisonQuery",
+    "SideStats",
+    "Verdict",
+    "comparison_compute",
+    "comparison_from_query",
+    "comparison_verdict",
+]

@@ -1,0 +1,99 @@
+"""A comparison asked for by keys, as the API and the comparison page both ask: one set of rules.
+
+`ComparisonQuery` is the query's contract (parsing, ranges, cross-field rules); the API also lists it
+as its OpenAPI parameters. A bad query raises DRF's ValidationError or an ApplicationError naming the
+field, whoever asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rest_framework import serializers
+
+from core.errors import ApplicationError
+from metrics.boundary import definition_changes
+from metrics.models import MetricDefinition, Statistic, System, Workload
+from metrics.selectors.comparison.compute import (
+    DEFAULT_ALPHA,
+    DEFAULT_MIN_SAMPLES,
+    Comparison,
+    comparison_compute,
+)
+from metrics.selectors.registry import definition_resolve
+
+
+class ComparisonQuery(serializers.Serializer):
+    metric = serializers.CharField(help_text="key (active version) or key@N")
+    candidate_metric = serializers.CharField(
+        required=False,
+        help_text="Only to check comparability: a different version or key is refused with why.",
+    )
+    baseline = serializers.SlugField()
+    candidate = serializers.SlugField()
+    workload = serializers.SlugField(required=False)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    statistic = serializers.ChoiceField(choices=Statistic.choices, required=False)
+    alpha = serializers.FloatField(required=False, min_value=1e-6, max_value=0.5, default=DEFAULT_ALPHA)
+    min_samples = serializers.IntegerField(
+        required=False, min_value=2, max_value=1_000_000, default=DEFAULT_MIN_SAMPLES
+    )
+
+    def validate(self, attrs):
+        if attrs["baseline"] == attrs["candidate"]:
+            raise serializers.ValidationError(
+                {"candidate": "Baseline and candidate must be different systems."}
+            )
+        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError({"until": "until must be after since."})
+        return attrs
+
+
+def comparison_from_query(params: Mapping[str, str]) -> Comparison:
+    query = ComparisonQuery(data=params)
+    query.is_valid(raise_exception=True)
+    data = query.validated_data
+    definition = definition_resolve(data["metric"])
+    if data.get("candidate_metric"):
+        other = definition_resolve(data["candidate_metric"], field="candidate_metric")
+        _refuse_incomparable(definition, other)
+    systems = {s.key: s for s in System.objects.filter(key__in=[data["baseline"], data["candidate"]])}
+    for side in ("baseline", "candidate"):
+        if data[side] not in systems:
+            raise ApplicationError(f"Unknown system '{data[side]}'.", status=400, field=side)
+    workload = None
+    if data.get("workload"):
+        workload = Workload.objects.filter(key=data["workload"]).first()
+        if workload is None:
+            raise ApplicationError(f"Unknown workload '{data['workload']}'.", status=400, field="workload")
+    return comparison_compute(
+        definition=definition,
+        baseline=systems[data["baseline"]],
+        candidate=systems[data["candidate"]],
+        workload=workload,
+        since=data.get("since"),
+        until=data.get("until"),
+        statistic=data.get("statistic"),
+        alpha=data["alpha"],
+        min_samples=data["min_samples"],
+    )
+
+
+def _refuse_incomparable(definition: MetricDefinition, other: MetricDefinition) -> None:
+    if other.pk == definition.pk:
+        return
+    if other.key != definition.key:
+        raise ApplicationError(
+            f"{definition.ref} and {other.ref} are different metrics and cannot be compared.",
+            status=400,
+            field="candidate_metric",
+        )
+    changes = definition_changes(definition, other)
+    raise ApplicationError(
+        f"{definition.ref} and {other.ref} are different versions and measure differently"
+        + (f" ({'; '.join(changes)})" if changes else "")
+        + ": compare within one version.",
+        status=400,
+        field="candidate_metric",
+    )
