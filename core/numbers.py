@@ -26,3 +26,9 @@ def p_value(value: float | None) -> str:
     if value < P_FLOOR:
         return P_FLOOR_TEXT
     return sig(value, 2)
+
+
+def p_statement(value: float) -> str:
+    """ "p = 0.012", or "p < 1e-6" below the floor."""
+    text = p_value(value)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"

@@ -1,5 +1,5 @@
 """{% load numbers %}: `|sig` (3 significant digits, or `|sig:4`), `|pvalue` ("< 1e-6" below the floor)
-and `|interval` (a two-number interval as "a – b")."""
+`|p_statement` ("p = 0.012" or "p < 1e-6") and `|interval` (a two-number interval as "a – b")."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ def sig(value, digits=3):
 @register.filter
 def pvalue(value):
     return numbers.p_value(value)
+
+
+@register.filter
+def p_statement(value):
+    return numbers.p_statement(value)
 
 
 @register.filter

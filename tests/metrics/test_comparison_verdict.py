@@ -112,3 +112,10 @@ def test_distribution_uses_two_one_sided_mann_whitney_tests_at_half_alpha(p_bett
     )
     assert result.verdict == expected
     assert result.reason.startswith("Mann–Whitney, one-sided")
+
+
+def test_a_tiny_p_value_is_written_as_a_bound():
+    result = judge(statistic="distribution", relative_performance_ci=None, p_value=2e-101, p_value_worse=1.0)
+    assert (
+        result.reason == "Mann–Whitney, one-sided: candidate values are better (p < 1e-6, below α/2 = 0.025)."
+    )

@@ -77,7 +77,7 @@ def test_relative_criterion_is_judged_by_its_interval_bounds(ref, lead):
     assert low < 0.95 < high < 1  # a 5 % slower candidate, known only within the interval
     results = evaluate(ref, lead, boundaries(low, high))
     assert {name: r.outcome for name, r in results.items()} == EXPECTED
-    assert "the whole interval satisfies >= " in results["at the lower bound"].reason
+    assert "the whole interval satisfies ≥ " in results["at the lower bound"].reason
     assert "straddles" in results["at the upper bound"].reason
 
 

@@ -133,7 +133,7 @@ def test_gate_page_answers_why_from_the_evidence(client, viewer, db, lead):
     html = client.get(f"/programs/gates/{gate.pk}/").content.decode()
     # Step time is lower-is-better: a lower candidate reads as better, with the ratio as it is.
     assert "— 21.5 % lower, which is better for this metric (lower is better)." in html
-    assert "the whole interval satisfies &lt;= 700" in html
+    assert "the whole interval satisfies ≤ 700" in html
     assert "95 % interval" in html and "order-statistic interval per side" in html
     assert "data from the start until" in html
     assert "threshold 700" in html  # the absolute threshold drawn on the bars

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.numbers import p_statement
 from metrics.inference import Inference, verdict
 
 
@@ -44,12 +45,12 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
             return inference.reason
         p_better, p_worse = inference.p_value, inference.p_value_worse
         if outcome == "better":
-            return f"Mann–Whitney, one-sided: candidate values are better (p = {p_better:.3g} < α/2 = {alpha / 2:g})."
+            return f"Mann–Whitney, one-sided: candidate values are better ({p_statement(p_better)}, below α/2 = {alpha / 2:g})."
         if outcome == "worse":
-            return f"Mann–Whitney, one-sided: candidate values are worse (p = {p_worse:.3g} < α/2 = {alpha / 2:g})."
+            return f"Mann–Whitney, one-sided: candidate values are worse ({p_statement(p_worse)}, below α/2 = {alpha / 2:g})."
         return (
             f"Mann–Whitney, one-sided: no shift either way at α/2 = {alpha / 2:g} "
-            f"(better p = {p_better:.3g}, worse p = {p_worse:.3g})."
+            f"(better: {p_statement(p_better)}, worse: {p_statement(p_worse)})."
         )
     ci = inference.relative_performance_ci
     if ci is None:
