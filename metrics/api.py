@@ -426,6 +426,7 @@ class ComparisonOutput(serializers.Serializer):
     )
     effect_size = serializers.FloatField(allow_null=True)
     alpha = serializers.FloatField()
+    significant = serializers.BooleanField(help_text="The verdict is better or worse at alpha.")
     min_samples = serializers.IntegerField()
     verdict = serializers.ChoiceField(choices=["better", "worse", "no_difference", "insufficient_data"])
     reason = serializers.CharField()

@@ -123,7 +123,7 @@ def test_higher_is_better_worse_candidate(as_user, viewer, ref):
     body = as_user(viewer).get(URL, {"metric": "tput@1", "baseline": "legacy", "candidate": "rebuilt"}).json()
     assert body["relative_performance"] == pytest.approx(73 / 103, rel=0.01)
     assert body["verdict"] == "worse"
-    assert body["method"] == "welch-fieller"
+    assert body["method"] == "welch-fieller" and body["significant"] is True
     assert body["relative_performance_ci"][1] < 1
 
 
@@ -135,7 +135,7 @@ def test_indistinguishable_samples_are_no_difference(as_user, viewer, ref):
     body = (
         as_user(viewer).get(URL, {"metric": "latency", "baseline": "legacy", "candidate": "rebuilt"}).json()
     )
-    assert body["verdict"] == "no_difference"
+    assert body["verdict"] == "no_difference" and body["significant"] is False
 
 
 def test_too_few_samples_is_insufficient_data(as_user, viewer, ref):

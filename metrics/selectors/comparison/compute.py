@@ -39,6 +39,7 @@ class Comparison:
     p_value: float | None  # one-sided, H1: the candidate is better; None where no test applies
     effect_size: float | None  # distribution only: P(a candidate observation beats a baseline one)
     alpha: float
+    significant: bool  # DESIGN.md §3: the verdict is better or worse, not a draw or a lack of data
     min_samples: int
     verdict: str
     reason: str
@@ -96,6 +97,7 @@ def comparison_compute(
         p_value=inference.p_value,
         effect_size=inference.effect_size,
         alpha=alpha,
+        significant=outcome.verdict in ("better", "worse"),
         min_samples=min_samples,
         verdict=outcome.verdict,
         reason=outcome.reason,
