@@ -76,35 +76,125 @@ def line_chart(
     return mark_safe("".join(parts))
 
 
+Interval = tuple[float, float] | None
+INK, MUTED, THRESHOLD = "#1d2330", "#667085", "#d97706"
+
+
 def compare_bars(
-    rows: list[tuple[str, float | None, float | None]], *, labels: tuple[str, str], width: int = 560
+    rows: list[tuple[str, float | None, float | None]],
+    *,
+    labels: tuple[str, str],
+    intervals: dict[str, tuple[Interval, Interval]] | None = None,
+    threshold: float | None = None,
+    width: int = 560,
 ) -> SafeString:
-    """Side-by-side bars of baseline and candidate per statistic (e.g. p50, p95, p99)."""
+    """Side-by-side bars of baseline and candidate per statistic (e.g. p50, p95, p99).
+
+    ``intervals`` maps a statistic to each side's interval, drawn as a whisker over the bar;
+    ``threshold`` (in the bars' unit) is drawn as a dashed vertical line."""
+    intervals = intervals or {}
     present = [v for _, a, b in rows for v in (a, b) if v is not None]
     if not present:
         return mark_safe('<p class="muted small">No observations yet.</p>')
-    top = max(present) or 1
+    bounds = [bound for pair in intervals.values() for ci in pair if ci for bound in ci]
+    top = max([*present, *bounds, *([threshold] if threshold is not None else [])]) or 1
     bar_h, gap, label_w = 14, 10, 56
-    height = len(rows) * (2 * bar_h + gap) + 24
+    span = width - label_w - 70
+    height = len(rows) * (2 * bar_h + gap) + 24 + (14 if threshold is not None else 0)
     parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="comparison">']
     y = 4
     for name, base, cand in rows:
-        parts.append(f'<text x="0" y="{y + bar_h + 4}" font-size="11" fill="#667085">{escape(name)}</text>')
-        for offset, value, color in ((0, base, PALETTE[0]), (bar_h, cand, PALETTE[1])):
+        parts.append(f'<text x="0" y="{y + bar_h + 4}" font-size="11" fill="{MUTED}">{escape(name)}</text>')
+        cis = intervals.get(name, (None, None))
+        for offset, value, color, ci in ((0, base, PALETTE[0], cis[0]), (bar_h, cand, PALETTE[1], cis[1])):
             if value is None:
                 continue
-            length = max(1.0, value / top * (width - label_w - 70))
+            length = max(1.0, value / top * span)
+            end = length
             parts.append(
                 f'<rect x="{label_w}" y="{y + offset}" width="{length:.1f}" height="{bar_h - 2}" rx="2" fill="{color}"/>'
-                f'<text x="{label_w + length + 4:.1f}" y="{y + offset + 10}" font-size="10" fill="#1d2330">'
+            )
+            if ci:
+                low, high = (label_w + max(0.0, bound) / top * span for bound in ci)
+                mid = y + offset + (bar_h - 2) / 2
+                parts.append(
+                    f'<path d="M{low:.1f},{mid - 4:.1f}V{mid + 4:.1f}M{low:.1f},{mid:.1f}H{high:.1f}'
+                    f'M{high:.1f},{mid - 4:.1f}V{mid + 4:.1f}" stroke="{INK}" stroke-width="1.4" fill="none">'
+                    f"<title>interval {_fmt(ci[0])} – {_fmt(ci[1])}</title></path>"
+                )
+                end = max(end, high - label_w)
+            parts.append(
+                f'<text x="{label_w + end + 4:.1f}" y="{y + offset + 10}" font-size="10" fill="{INK}">'
                 f"{_fmt(value)}</text>"
             )
         y += 2 * bar_h + gap
+    if threshold is not None:
+        x = label_w + max(0.0, threshold) / top * span
+        parts.append(
+            f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{y - gap + 2}" stroke="{THRESHOLD}" '
+            f'stroke-width="1.5" stroke-dasharray="4 3"/>'
+            f'<text x="{x:.1f}" y="{y + 8}" text-anchor="middle" font-size="10" fill="{THRESHOLD}">'
+            f"threshold {_fmt(threshold)}</text>"
+        )
     parts.append(
         f'<rect x="{label_w}" y="{height - 14}" width="10" height="10" fill="{PALETTE[0]}"/>'
         f'<text x="{label_w + 14}" y="{height - 5}" font-size="11">{escape(labels[0])}</text>'
         f'<rect x="{label_w + 110}" y="{height - 14}" width="10" height="10" fill="{PALETTE[1]}"/>'
         f'<text x="{label_w + 124}" y="{height - 5}" font-size="11">{escape(labels[1])}</text>'
+    )
+    if intervals:
+        parts.append(
+            f'<path d="M{label_w + 230},{height - 13}V{height - 5}M{label_w + 230},{height - 9}H{label_w + 246}'
+            f'M{label_w + 246},{height - 13}V{height - 5}" stroke="{INK}" stroke-width="1.4" fill="none"/>'
+            f'<text x="{label_w + 252}" y="{height - 5}" font-size="11">interval</text>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))
+
+
+def interval_chart(
+    *,
+    estimate: float,
+    ci: Interval,
+    threshold: float | None,
+    reference: float,
+    label: str,
+    width: int = 560,
+) -> SafeString:
+    """One estimate and its interval on a number line, against the threshold and the no-change
+    reference (1× for a ratio, 0 % for an improvement): what a significance-required criterion reads."""
+    values = [estimate, reference, *(ci or ()), *([threshold] if threshold is not None else [])]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.12 or abs(hi) * 0.1 or 1
+    lo, hi = lo - pad, hi + pad
+    left, right, height = 12, 12, 64
+
+    def sx(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * (width - left - right)
+
+    mid = 30
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)} and its interval">',
+        f'<line x1="{left}" y1="{mid}" x2="{width - right}" y2="{mid}" stroke="#d0d5dd"/>',
+        f'<line x1="{sx(reference):.1f}" y1="{mid - 16}" x2="{sx(reference):.1f}" y2="{mid + 16}" stroke="{MUTED}"/>',
+        f'<text x="{sx(reference):.1f}" y="{height - 4}" text-anchor="middle" font-size="10" fill="{MUTED}">'
+        f"no change {_fmt(reference)}</text>",
+    ]
+    if threshold is not None:
+        parts.append(
+            f'<line x1="{sx(threshold):.1f}" y1="{mid - 20}" x2="{sx(threshold):.1f}" y2="{mid + 16}" '
+            f'stroke="{THRESHOLD}" stroke-width="1.5" stroke-dasharray="4 3"/>'
+            f'<text x="{sx(threshold):.1f}" y="10" text-anchor="middle" font-size="10" fill="{THRESHOLD}">'
+            f"threshold {_fmt(threshold)}</text>"
+        )
+    if ci:
+        parts.append(
+            f'<line x1="{sx(ci[0]):.1f}" y1="{mid}" x2="{sx(ci[1]):.1f}" y2="{mid}" stroke="{PALETTE[1]}" '
+            f'stroke-width="6" stroke-linecap="round"><title>interval {_fmt(ci[0])} – {_fmt(ci[1])}</title></line>'
+        )
+    parts.append(
+        f'<circle cx="{sx(estimate):.1f}" cy="{mid}" r="5" fill="#fff" stroke="{INK}" stroke-width="2">'
+        f"<title>{escape(label)} {_fmt(estimate)}</title></circle>"
     )
     parts.append("</svg>")
     return mark_safe("".join(parts))

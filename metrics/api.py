@@ -394,6 +394,14 @@ class SideOutput(serializers.Serializer):
     p99 = serializers.FloatField(allow_null=True)
     min = serializers.FloatField(allow_null=True)
     max = serializers.FloatField(allow_null=True)
+    value = serializers.FloatField(allow_null=True, help_text="The compared statistic on this side.")
+    ci = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="The (1 − alpha) interval of this side's statistic; null where none can be formed.",
+    )
 
 
 class ComparisonOutput(serializers.Serializer):
@@ -406,21 +414,27 @@ class ComparisonOutput(serializers.Serializer):
     until = serializers.DateTimeField(allow_null=True)
     baseline = SideOutput()
     candidate = SideOutput()
-    relative_performance = serializers.FloatField(allow_null=True)
+    relative_performance = serializers.FloatField(allow_null=True, help_text="> 1: the candidate is better.")
+    relative_performance_ci = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+    )
     change_pct = serializers.FloatField(allow_null=True)
     improvement_pct = serializers.FloatField(allow_null=True)
-    u_statistic = serializers.FloatField(allow_null=True)
-    p_value = serializers.FloatField(allow_null=True)
+    method = serializers.ChoiceField(choices=["order-statistic", "welch-fieller", "mann-whitney", "none"])
+    p_value = serializers.FloatField(
+        allow_null=True, help_text="One-sided, H1: the candidate is better; null where no test applies."
+    )
+    effect_size = serializers.FloatField(allow_null=True)
     alpha = serializers.FloatField()
-    significant = serializers.BooleanField()
+    significant = serializers.BooleanField(help_text="The verdict is better or worse at alpha.")
     min_samples = serializers.IntegerField()
-    verdict = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=["better", "worse", "no_difference", "insufficient_data"])
     reason = serializers.CharField()
 
 
 @extend_schema(tags=["metrics"], parameters=[ComparisonQuery], responses=ComparisonOutput)
 class ComparisonView(APIView):
-    """Old vs new on one metric version: both sides' statistics, the direction-aware ratio, Mann–Whitney U."""
+    """Old vs new on one metric version: each side's statistic and interval, the ratio's interval, the verdict."""
 
     def get(self, request):
         return Response(

@@ -21,7 +21,14 @@ class ComparisonForm(forms.Form):
     baseline = forms.ChoiceField(initial="legacy")
     candidate = forms.ChoiceField(initial="rebuilt")
     workload = forms.ChoiceField(required=False)
-    statistic = forms.ChoiceField(required=False, choices=[("", "definition default"), *Statistic.choices])
+    statistic = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "definition default"),
+            *Statistic.choices,
+            ("distribution", "distribution (Mann–Whitney U)"),
+        ],
+    )
     since = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 

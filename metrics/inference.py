@@ -29,6 +29,7 @@ STATISTICS = (*QUANTILES, "mean", "min", "max", "distribution")
 DIRECTIONS = ("higher_is_better", "lower_is_better")
 OPERATORS = {">=": op.ge, ">": op.gt, "<=": op.le, "<": op.lt}
 OPERATOR_ALIASES = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+SHOWN = {">=": "≥", ">": ">", "<=": "≤", "<": "<"}  # how a reason writes the operator
 
 
 @dataclass(frozen=True)
@@ -250,10 +251,11 @@ def judge(
     if symbol not in OPERATORS:
         raise ValueError(f"unknown operator {operator}")
     holds = OPERATORS[symbol]
+    shown_op = SHOWN[symbol]
     if estimate is None:
         return "inconclusive", no_interval_reason or "no estimate to compare with the threshold."
     shown = f"{estimate:.4g}" + (f" (interval {ci[0]:.4g} – {ci[1]:.4g})" if ci else "")
-    statement = f"{shown} {symbol} {threshold:g}"
+    statement = f"{shown} {shown_op} {threshold:g}"
     if not require_significant:
         if holds(estimate, threshold):
             return "pass", f"{statement} holds."
@@ -264,7 +266,7 @@ def judge(
     # The bound that must clear the threshold, and the one that shows it cannot.
     near, far = (ci[0], ci[1]) if symbol in (">=", ">") else (ci[1], ci[0])
     if holds(near, threshold):
-        return "pass", f"{statement}: the whole interval satisfies {symbol} {threshold:g}."
+        return "pass", f"{statement}: the whole interval satisfies {shown_op} {threshold:g}."
     if not holds(far, threshold):
-        return "fail", f"{statement}: the whole interval violates {symbol} {threshold:g}."
+        return "fail", f"{statement}: the whole interval violates {shown_op} {threshold:g}."
     return "inconclusive", f"{statement}: the interval straddles the threshold {threshold:g}."

@@ -13,6 +13,7 @@ from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.forms import ComparisonForm, RegistryFilterForm
 from metrics.models import MetricDefinition, System
+from metrics.wording import METHODS, comparison_sentence
 
 
 @require_GET
@@ -84,7 +85,25 @@ def comparison_page(request):
                     for name in ("mean", "p50", "p95", "p99")
                 ],
                 labels=(result.baseline.system, result.candidate.system),
+                intervals={result.statistic: (result.baseline.ci, result.candidate.ci)},
             )
-    context = {"form": form, "result": result, "error": error, "chart": chart}
+    sentence = ""
+    if result is not None:
+        sentence = comparison_sentence(
+            statistic=result.statistic,
+            direction=result.direction,
+            baseline=result.baseline.value,
+            candidate=result.candidate.value,
+        )
+    context = {
+        "form": form,
+        "result": result,
+        "error": error,
+        "chart": chart,
+        "sentence": sentence,
+        "method": METHODS.get(result.method, result.method) if result else "",
+        "confidence": f"{(1 - result.alpha) * 100:g}" if result else "",
+        "sides": [(result.baseline, "baseline"), (result.candidate, "candidate")] if result else [],
+    }
     template = "metrics/_comparison_result.html" if request.htmx else "metrics/comparison.html"
     return render(request, template, context)

@@ -1,19 +1,22 @@
-"""Judging one criterion from the metrics comparison: pass | fail | inconclusive, with the numbers."""
+"""Judging one criterion from the metrics comparison: pass | fail | inconclusive, with the numbers.
+
+A threshold is a hypothesis (metrics.inference.judge): with require_significant a criterion passes
+only when its whole (1 − α) interval clears the threshold, fails when the whole interval is on the
+wrong side, and is inconclusive otherwise (or when there is no interval, as for min/max). Without
+it the point estimate decides and the interval is still kept in the evidence."""
 
 from __future__ import annotations
 
-import operator as op
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.utils import timezone
 
+from metrics.inference import judge
 from metrics.models import System
-from metrics.selectors import comparison_compute
+from metrics.selectors import Comparison, comparison_compute
 from program.models import Criterion, CriterionResult
 
-OPERATORS = {"gte": op.ge, "gt": op.gt, "lte": op.le, "lt": op.lt}
-SYMBOLS = dict(Criterion.Operator.choices)
 Outcome = CriterionResult.Outcome
 
 
@@ -36,7 +39,8 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
             )
         return Judgement(Outcome.INCONCLUSIVE, "not attested yet.")
 
-    since = timezone.now() - timedelta(days=criterion.window_days) if criterion.window_days else None
+    now = timezone.now()
+    since = now - timedelta(days=criterion.window_days) if criterion.window_days else None
     comparison = comparison_compute(
         definition=criterion.metric,
         baseline=baseline,
@@ -46,26 +50,8 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
         statistic=criterion.statistic or None,
         min_samples=criterion.min_samples,
     )
-    evidence = {
-        "metric": comparison.metric,
-        "unit": comparison.unit,
-        "statistic": comparison.statistic,
-        "workload": comparison.workload,
-        "baseline": {
-            "system": baseline.key,
-            "n": comparison.baseline.n,
-            "value": comparison.baseline.statistic(comparison.statistic),
-        },
-        "candidate": {
-            "system": candidate.key,
-            "n": comparison.candidate.n,
-            "value": comparison.candidate.statistic(comparison.statistic),
-        },
-        "relative_performance": comparison.relative_performance,
-        "improvement_pct": comparison.improvement_pct,
-        "p_value": comparison.p_value,
-        "verdict": comparison.verdict,
-    }
+    estimate, ci, label, no_interval = _judged(criterion, comparison)
+    evidence = _evidence(comparison, since=since, until=now, value_ci=ci)
     needs_both = criterion.kind != Criterion.Kind.ABSOLUTE
     n_short = (comparison.baseline.n < criterion.min_samples and needs_both) or (
         comparison.candidate.n < criterion.min_samples
@@ -77,27 +63,62 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
             f"need {criterion.min_samples}.",
             evidence=evidence,
         )
-    value = {
-        Criterion.Kind.RELATIVE: comparison.relative_performance,
-        Criterion.Kind.IMPROVEMENT: comparison.improvement_pct,
-        Criterion.Kind.ABSOLUTE: comparison.candidate.statistic(comparison.statistic),
-    }[criterion.kind]
-    if value is None:
-        return Judgement(Outcome.INCONCLUSIVE, "no baseline value to compare with.", evidence=evidence)
-    label = {
-        "relative": "relative performance",
-        "improvement": "improvement %",
-        "absolute": f"candidate {comparison.statistic}",
-    }[criterion.kind]
-    holds = OPERATORS[criterion.operator](value, criterion.threshold)
-    statement = f"{label} {value:.4g} {SYMBOLS[criterion.operator]} {criterion.threshold:g}"
-    if not holds:
-        return Judgement(Outcome.FAIL, f"{statement} does not hold.", value, evidence)
-    if criterion.require_significant and comparison.verdict != "better":
-        return Judgement(
-            Outcome.FAIL if comparison.verdict == "worse" else Outcome.INCONCLUSIVE,
-            f"{statement} holds but the difference is not significantly better ({comparison.reason})",
-            value,
-            evidence,
+    outcome, why = judge(
+        estimate=estimate,
+        ci=ci,
+        operator=criterion.operator,
+        threshold=criterion.threshold,
+        require_significant=criterion.require_significant,
+        no_interval_reason=no_interval,
+    )
+    return Judgement(outcome, f"{label}: {why}" if estimate is not None else why, estimate, evidence)
+
+
+def _judged(criterion: Criterion, comparison: Comparison):
+    """The estimate a criterion compares with its threshold, its interval, its label and, where there
+    is no interval, why. Improvement % is (ratio − 1) × 100, and so is its interval."""
+    if criterion.kind == Criterion.Kind.ABSOLUTE:
+        why = (
+            f"there is no inference for {comparison.statistic}"
+            if comparison.method == "none"
+            else f"too few candidate observations for an interval of the {comparison.statistic}"
         )
-    return Judgement(Outcome.PASS, f"{statement} holds.", value, evidence)
+        return comparison.candidate.value, comparison.candidate.ci, f"candidate {comparison.statistic}", why
+    ratio, ratio_ci = comparison.relative_performance, comparison.relative_performance_ci
+    if criterion.kind == Criterion.Kind.IMPROVEMENT:
+        ci = tuple((bound - 1) * 100 for bound in ratio_ci) if ratio_ci else None
+        return comparison.improvement_pct, ci, "improvement %", comparison.reason
+    return ratio, ratio_ci, "relative performance", comparison.reason
+
+
+def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
+    """What the judgement read, as JSON: enough to answer "why did it pass or fail?" on its own."""
+
+    def side(stats):
+        return {
+            "system": stats.system,
+            "n": stats.n,
+            "value": stats.value,
+            "ci": list(stats.ci) if stats.ci else None,
+        }
+
+    ratio_ci = comparison.relative_performance_ci
+    return {
+        "metric": comparison.metric,
+        "unit": comparison.unit,
+        "direction": comparison.direction,
+        "statistic": comparison.statistic,
+        "workload": comparison.workload,
+        "window": {"since": since.isoformat() if since else None, "until": until.isoformat()},
+        "method": comparison.method,
+        "alpha": comparison.alpha,
+        "baseline": side(comparison.baseline),
+        "candidate": side(comparison.candidate),
+        "relative_performance": comparison.relative_performance,
+        "relative_performance_ci": list(ratio_ci) if ratio_ci else None,
+        "improvement_pct": comparison.improvement_pct,
+        "value_ci": list(value_ci) if value_ci else None,
+        "p_value": comparison.p_value,
+        "verdict": comparison.verdict,
+        "reason": comparison.reason,
+    }

@@ -6,11 +6,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from core.audit import transitions_for_many
-from core.charts import compare_bars
+from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.forms import add_service_error
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
+from metrics.wording import METHODS, comparison_sentence
 from program import selectors, services
 from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
@@ -82,18 +83,50 @@ def _program_history(phases: list[Phase], migrations: list) -> list:
     return sorted(records, key=lambda r: (r.at, r.pk), reverse=True)[:15]
 
 
+def _evidence_views(criterion, result) -> dict:
+    """The evidence of one measured criterion as the page shows it: the sentence, each side's bar with
+    its interval (an absolute threshold as a line there), and the judged estimate's interval against
+    a relative or improvement threshold. Older evidence without intervals still renders."""
+    evidence = result.evidence
+    statistic = evidence["statistic"]
+    base, cand = evidence["baseline"], evidence["candidate"]
+    absolute = criterion.kind == Criterion.Kind.ABSOLUTE
+    views = {
+        "chart": compare_bars(
+            [(statistic, base["value"], cand["value"])],
+            labels=(base["system"], cand["system"]),
+            intervals={statistic: (base.get("ci"), cand.get("ci"))},
+            threshold=criterion.threshold if absolute else None,
+        ),
+        "sentence": comparison_sentence(
+            statistic=statistic,
+            direction=evidence.get("direction"),
+            baseline=base["value"],
+            candidate=cand["value"],
+        ),
+        "method": METHODS.get(evidence.get("method"), ""),
+        "confidence": f"{(1 - evidence['alpha']) * 100:g}" if "alpha" in evidence else "",
+    }
+    if not absolute and result.value is not None:
+        relative = criterion.kind == Criterion.Kind.RELATIVE
+        views["interval_chart"] = interval_chart(
+            estimate=result.value,
+            ci=evidence.get("value_ci"),
+            threshold=criterion.threshold,
+            reference=1.0 if relative else 0.0,
+            label="relative performance" if relative else "improvement %",
+        )
+    return views
+
+
 def _gate_context(request, gate: Gate, form=None, reopen_form=None) -> dict:
     criteria = []
     for criterion in gate.criteria.all():
         result = criterion.latest_results[0] if criterion.latest_results else None
-        chart = None
+        item = {"criterion": criterion, "result": result}
         if result and result.evidence.get("baseline"):
-            evidence = result.evidence
-            chart = compare_bars(
-                [(evidence["statistic"], evidence["baseline"]["value"], evidence["candidate"]["value"])],
-                labels=(evidence["baseline"]["system"], evidence["candidate"]["system"]),
-            )
-        criteria.append({"criterion": criterion, "result": result, "chart": chart})
+            item.update(_evidence_views(criterion, result))
+        criteria.append(item)
     return {
         "gate": gate,
         "program": gate.phase.program,

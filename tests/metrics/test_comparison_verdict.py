@@ -1,94 +1,121 @@
-"""comparison_verdict: the comparison's judgement from the two sides' numbers, without a database."""
+"""comparison_verdict: the comparison's judgement from its inference, without a database."""
 
 from __future__ import annotations
 
 import pytest
 
+from metrics.inference import Inference, SideEstimate
 from metrics.selectors.comparison import comparison_verdict
 
 
-def judge(**overrides):
-    numbers = {
+def inference(**overrides):
+    fields = {
         "statistic": "p95",
-        "higher_is_better": False,
-        "baseline_n": 100,
-        "candidate_n": 100,
-        "baseline_value": 2.0,
-        "candidate_value": 1.0,
-        "p_value": 1e-4,
+        "method": "order-statistic",
         "alpha": 0.05,
-        "min_samples": 30,
+        "baseline": SideEstimate(100, 2.0, (1.8, 2.2)),
+        "candidate": SideEstimate(100, 1.0, (0.9, 1.1)),
+        "relative_performance": 2.0,  # lower is better: baseline / candidate
+        "relative_performance_ci": (1.7, 2.4),
+        "p_value": 1e-4,
+        "reason": "",
     }
-    return comparison_verdict(**{**numbers, **overrides})
+    return Inference(**{**fields, **overrides})
+
+
+def judge(min_samples=30, **overrides):
+    return comparison_verdict(inference=inference(**overrides), min_samples=min_samples)
 
 
 def test_lower_is_better_a_lower_candidate_is_better():
-    result = judge(higher_is_better=False, baseline_value=2.0, candidate_value=1.0)
-    assert result.relative_performance == pytest.approx(2.0)  # baseline / candidate
+    result = judge()
     assert result.change_pct == pytest.approx(-50.0)  # the value halved …
     assert result.improvement_pct == pytest.approx(100.0)  # … which is twice as good
-    assert (result.significant, result.verdict) == (True, "better")
-    assert result.reason == "candidate p95 is 2.000× the baseline's (p = 0.0001)."
+    assert result.verdict == "better"
+    assert result.reason == (
+        "the 95% interval of relative performance, 1.7 – 2.4, lies above 1: the candidate's p95 is better."
+    )
 
 
-def test_lower_is_better_a_higher_candidate_is_worse():
-    result = judge(higher_is_better=False, baseline_value=1.0, candidate_value=1.25)
-    assert result.relative_performance == pytest.approx(0.8)
+def test_an_interval_below_one_is_worse():
+    result = judge(
+        candidate=SideEstimate(100, 2.5, (2.3, 2.7)),
+        relative_performance=0.8,
+        relative_performance_ci=(0.7, 0.9),
+        p_value=0.9999,
+    )
     assert result.change_pct == pytest.approx(25.0)
     assert result.improvement_pct == pytest.approx(-20.0)
     assert result.verdict == "worse"
-    assert result.reason == "candidate reaches 0.800× of the baseline (p = 0.0001)."
+    assert "0.7 – 0.9, lies below 1" in result.reason
 
 
-def test_higher_is_better_ratio_is_candidate_over_baseline():
-    better = judge(higher_is_better=True, baseline_value=100.0, candidate_value=125.0)
-    assert better.relative_performance == pytest.approx(1.25)
-    assert better.change_pct == pytest.approx(25.0) and better.improvement_pct == pytest.approx(25.0)
-    assert better.verdict == "better"
-    worse = judge(higher_is_better=True, baseline_value=100.0, candidate_value=70.0)
-    assert worse.relative_performance == pytest.approx(0.7)
-    assert worse.verdict == "worse"
-
-
-def test_not_significant_is_no_difference_whatever_the_ratio():
-    result = judge(p_value=0.05, alpha=0.05)  # p must be below α
-    assert result.relative_performance == pytest.approx(2.0)
-    assert (result.significant, result.verdict) == (False, "no_difference")
-    assert result.reason == "p = 0.05 ≥ α = 0.05: the difference is not significant."
+def test_an_interval_containing_one_is_no_difference_whatever_the_point_ratio():
+    result = judge(relative_performance_ci=(0.99, 4.0))
+    assert result.improvement_pct == pytest.approx(100.0)
+    assert result.verdict == "no_difference"
+    assert result.reason.endswith("contains 1: no difference in p95 is shown.")
 
 
 @pytest.mark.parametrize(("baseline_n", "candidate_n"), [(29, 100), (100, 29), (0, 0)])
 def test_too_few_samples_on_either_side_is_insufficient_data(baseline_n, candidate_n):
-    result = judge(baseline_n=baseline_n, candidate_n=candidate_n)
+    result = judge(
+        baseline=SideEstimate(baseline_n, 2.0, (1.8, 2.2)),
+        candidate=SideEstimate(candidate_n, 1.0, (0.9, 1.1)),
+    )
     assert result.verdict == "insufficient_data"
     assert result.reason == (
         f"needs at least 30 observations on each side (baseline {baseline_n}, candidate {candidate_n})."
     )
 
 
-def test_insufficient_samples_wins_over_a_significant_p_value():
-    assert judge(baseline_n=10, p_value=1e-12).verdict == "insufficient_data"
+def test_no_interval_is_insufficient_data_and_says_why():
+    result = judge(relative_performance_ci=None, p_value=None, reason="too few observations for p99.")
+    assert (result.verdict, result.reason) == ("insufficient_data", "too few observations for p99.")
 
 
 def test_no_baseline_forms_no_ratio():
-    result = judge(baseline_n=0, baseline_value=None, p_value=None, min_samples=0)
-    assert (result.relative_performance, result.change_pct, result.improvement_pct) == (None, None, None)
-    assert result.verdict == "insufficient_data"
-
-
-@pytest.mark.parametrize(
-    ("higher_is_better", "baseline_value", "candidate_value"),
-    [(True, 0.0, 5.0), (False, 5.0, 0.0)],  # the ratio's denominator is zero
-)
-def test_zero_denominator_forms_no_ratio(higher_is_better, baseline_value, candidate_value):
     result = judge(
-        higher_is_better=higher_is_better, baseline_value=baseline_value, candidate_value=candidate_value
+        min_samples=0,
+        baseline=SideEstimate(0, None, None),
+        relative_performance=None,
+        relative_performance_ci=None,
+        p_value=None,
+        reason="a side has no observations.",
     )
-    assert result.relative_performance is None and result.improvement_pct is None
+    assert (result.change_pct, result.improvement_pct) == (None, None)
     assert result.verdict == "insufficient_data"
 
 
 def test_change_is_relative_to_the_baseline_magnitude():
-    result = judge(higher_is_better=True, baseline_value=-4.0, candidate_value=-2.0)
+    result = judge(
+        baseline=SideEstimate(100, -4.0, None),
+        candidate=SideEstimate(100, -2.0, None),
+        relative_performance=None,
+        relative_performance_ci=None,
+    )
     assert result.change_pct == pytest.approx(50.0)
-    assert result.relative_performance is None  # no ratio against a non-positive baseline
+    assert result.improvement_pct is None
+
+
+@pytest.mark.parametrize(
+    ("p_better", "p_worse", "expected"),
+    [(0.001, 0.999, "better"), (0.999, 0.001, "worse"), (0.03, 0.97, "no_difference")],
+)
+def test_distribution_uses_two_one_sided_mann_whitney_tests_at_half_alpha(p_better, p_worse, expected):
+    result = judge(
+        statistic="distribution",
+        method="mann-whitney",
+        relative_performance_ci=None,
+        p_value=p_better,
+        p_value_worse=p_worse,
+    )
+    assert result.verdict == expected
+    assert result.reason.startswith("Mann–Whitney, one-sided")
+
+
+def test_a_tiny_p_value_is_written_as_a_bound():
+    result = judge(statistic="distribution", relative_performance_ci=None, p_value=2e-101, p_value_worse=1.0)
+    assert (
+        result.reason == "Mann–Whitney, one-sided: candidate values are better (p < 1e-6, below α/2 = 0.025)."
+    )

@@ -195,6 +195,11 @@ def test_decision_freezes_its_evidence(as_user, lead, ref):
     evidence = response.json()["evidence"]
     throughput = next(c for c in evidence["criteria"] if c["metric"] == "training-throughput@1")
     assert throughput["numbers"]["baseline"]["n"] == 60
+    # Why it passed stays answerable: the interval, its method and α, and the data window.
+    numbers = throughput["numbers"]
+    assert numbers["relative_performance_ci"][0] <= numbers["relative_performance"]
+    assert (numbers["method"], numbers["alpha"]) == ("welch-fieller", 0.05)  # throughput: a mean
+    assert numbers["window"]["until"] and numbers["candidate"]["ci"]
     # New data later changes nothing in the decision.
     observe(ref["throughput"], ref["rebuilt"], ref["medium"], spread(10), tag="late-")
     services.gate_evaluate(gate=canary_gate())

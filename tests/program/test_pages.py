@@ -106,3 +106,34 @@ def test_new_program_form_is_not_rendered_for_a_viewer(client, viewer, db):
     html = response.content.decode()
     assert "Only a program lead may create programs." in html and 'name="slug"' not in html
     assert "New program" not in client.get("/programs/").content.decode()
+
+
+def test_gate_page_answers_why_from_the_evidence(client, viewer, db, lead):
+    from tests.program.factories import observe, spread
+
+    ref = metrics_for_template()
+    make_program(lead)
+    observe(ref["step"], ref["legacy"], ref["medium"], spread(800, 200))
+    observe(ref["step"], ref["rebuilt"], ref["medium"], spread(628, 200))
+    gate = Gate.objects.get(phase__kind="canary", kind="exit")
+    services.criterion_add(
+        actor=lead,
+        gate=gate,
+        name="Step p95 at most 700",
+        kind="absolute",
+        metric=ref["step"],
+        workload=ref["medium"],
+        statistic="p95",
+        operator="lte",
+        threshold=700,
+        require_significant=True,
+    )
+    services.gate_evaluate(gate=gate)
+    client.force_login(viewer)
+    html = client.get(f"/programs/gates/{gate.pk}/").content.decode()
+    # Step time is lower-is-better: a lower candidate reads as better, with the ratio as it is.
+    assert "— 21.5 % lower, which is better for this metric (lower is better)." in html
+    assert "the whole interval satisfies ≤ 700" in html
+    assert "95 % interval" in html and "order-statistic interval per side" in html
+    assert "data from the start until" in html
+    assert "threshold 700" in html  # the absolute threshold drawn on the bars

@@ -1,18 +1,18 @@
 """Old-vs-new comparison of one metric version (DESIGN.md §3): read, test, judge.
 
-Each side's sample is read once and sorted once (sql.py); the Mann–Whitney U test is scipy's
-(asymptotic method, tie and continuity corrected) on those samples; the verdict is a pure function of
-the resulting numbers (verdict.py).
+Each side's sample is read once and sorted once (sql.py); `metrics.inference.infer` gives the
+statistic's own interval and one-sided p-value on those sorted samples (order statistics for
+quantiles, Welch–Fieller for the mean, Mann–Whitney U for `distribution`, none for min/max); the
+verdict is a pure function of that inference (verdict.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 
-from scipy.stats import mannwhitneyu
-
-from metrics.models import MetricDefinition, Statistic, System, Workload
+from metrics.inference import STATISTICS, infer
+from metrics.models import MetricDefinition, System, Workload
 from metrics.selectors.comparison.sql import SideStats, sides_fetch
 from metrics.selectors.comparison.verdict import comparison_verdict
 
@@ -32,12 +32,14 @@ class Comparison:
     baseline: SideStats
     candidate: SideStats
     relative_performance: float | None
+    relative_performance_ci: tuple[float, float] | None
     change_pct: float | None
     improvement_pct: float | None
-    u_statistic: float | None
-    p_value: float | None
+    method: str
+    p_value: float | None  # one-sided, H1: the candidate is better; None where no test applies
+    effect_size: float | None  # distribution only: P(a candidate observation beats a baseline one)
     alpha: float
-    significant: bool
+    significant: bool  # DESIGN.md §3: the verdict is better or worse, not a draw or a lack of data
     min_samples: int
     verdict: str
     reason: str
@@ -59,7 +61,7 @@ def comparison_compute(
     min_samples: int = DEFAULT_MIN_SAMPLES,
 ) -> Comparison:
     statistic = statistic or definition.statistic
-    if statistic not in Statistic.values:
+    if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic {statistic}")
     base, cand = sides_fetch(
         definition=definition,
@@ -69,21 +71,14 @@ def comparison_compute(
         since=since,
         until=until,
     )
-    u_stat = p_value = None
-    if base.stats.n and cand.stats.n:
-        test = mannwhitneyu(cand.sample, base.sample, method="asymptotic")
-        u_stat, p_value = float(test.statistic), float(test.pvalue)
-    outcome = comparison_verdict(
+    inference = infer(
         statistic=statistic,
-        higher_is_better=definition.higher_is_better,
-        baseline_n=base.stats.n,
-        candidate_n=cand.stats.n,
-        baseline_value=base.stats.statistic(statistic),
-        candidate_value=cand.stats.statistic(statistic),
-        p_value=p_value,
+        direction=definition.direction,
+        baseline=base.sample,
+        candidate=cand.sample,
         alpha=alpha,
-        min_samples=min_samples,
     )
+    outcome = comparison_verdict(inference=inference, min_samples=min_samples)
     return Comparison(
         metric=definition.ref,
         unit=definition.unit,
@@ -92,15 +87,17 @@ def comparison_compute(
         workload=workload.key if workload else None,
         since=since,
         until=until,
-        baseline=base.stats,
-        candidate=cand.stats,
-        relative_performance=outcome.relative_performance,
+        baseline=replace(base.stats, value=inference.baseline.value, ci=inference.baseline.ci),
+        candidate=replace(cand.stats, value=inference.candidate.value, ci=inference.candidate.ci),
+        relative_performance=inference.relative_performance,
+        relative_performance_ci=inference.relative_performance_ci,
         change_pct=outcome.change_pct,
         improvement_pct=outcome.improvement_pct,
-        u_statistic=u_stat,
-        p_value=p_value,
+        method=inference.method,
+        p_value=inference.p_value,
+        effect_size=inference.effect_size,
         alpha=alpha,
-        significant=outcome.significant,
+        significant=outcome.verdict in ("better", "worse"),
         min_samples=min_samples,
         verdict=outcome.verdict,
         reason=outcome.reason,

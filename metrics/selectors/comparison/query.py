@@ -34,7 +34,11 @@ class ComparisonQuery(serializers.Serializer):
     workload = serializers.SlugField(required=False)
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
-    statistic = serializers.ChoiceField(choices=Statistic.choices, required=False)
+    statistic = serializers.ChoiceField(
+        choices=[*Statistic.choices, ("distribution", "Distribution (Mann–Whitney U)")],
+        required=False,
+        help_text="Default: the definition's statistic. 'distribution' tests a whole-distribution shift.",
+    )
     alpha = serializers.FloatField(required=False, min_value=1e-6, max_value=0.5, default=DEFAULT_ALPHA)
     min_samples = serializers.IntegerField(
         required=False, min_value=2, max_value=1_000_000, default=DEFAULT_MIN_SAMPLES

@@ -39,6 +39,9 @@ class SideStats:
     p99: float | None
     min: float | None
     max: float | None
+    # The compared statistic's value on this side (the median for `distribution`) and its interval.
+    value: float | None = None
+    ci: tuple[float, float] | None = None
 
     def statistic(self, name: str) -> float | None:
         return getattr(self, name)

@@ -1,64 +1,63 @@
-"""The comparison's judgement from the two sides' numbers and the test's p-value.
+"""The comparison's judgement from its inference: the verdict, the derived percentages and why.
 
-Pure (no database, no samples), so every branch is tested on its own.
+Pure (no database, no samples), so every branch is tested on its own. The verdict itself is
+`metrics.inference.verdict` (the interval of relative performance against 1; the one-sided
+Mann–Whitney tests for `distribution`); this adds the numbers and words around it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.numbers import p_statement
+from metrics.inference import Inference, verdict
+
 
 @dataclass(frozen=True)
 class Verdict:
-    relative_performance: float | None
     change_pct: float | None
     improvement_pct: float | None
-    significant: bool
     verdict: str
     reason: str
 
 
-def comparison_verdict(
-    *,
-    statistic: str,
-    higher_is_better: bool,
-    baseline_n: int,
-    candidate_n: int,
-    baseline_value: float | None,
-    candidate_value: float | None,
-    p_value: float | None,
-    alpha: float,
-    min_samples: int,
-) -> Verdict:
-    """`relative_performance` > 1 means the candidate is better, whichever way the metric points."""
-    relative = change = improvement = None
-    if baseline_value is not None and candidate_value is not None:
-        if baseline_value != 0:
-            change = (candidate_value - baseline_value) / abs(baseline_value) * 100
-        if higher_is_better and baseline_value > 0:
-            relative = candidate_value / baseline_value
-        elif not higher_is_better and candidate_value > 0:
-            relative = baseline_value / candidate_value
-        if relative is not None:
-            improvement = (relative - 1) * 100
+def comparison_verdict(*, inference: Inference, min_samples: int) -> Verdict:
+    """`change_pct` is how the candidate's value moved; `improvement_pct` how much better it is (> 0)."""
+    base, cand = inference.baseline.value, inference.candidate.value
+    change = None
+    if base is not None and cand is not None and base != 0:
+        change = (cand - base) / abs(base) * 100
+    ratio = inference.relative_performance
+    improvement = (ratio - 1) * 100 if ratio is not None else None
+    outcome = verdict(inference, min_samples=min_samples)
+    return Verdict(change, improvement, outcome, _reason(inference, outcome, min_samples))
 
-    significant = p_value is not None and p_value < alpha
-    if baseline_n < min_samples or candidate_n < min_samples:
-        verdict = "insufficient_data"
-        reason = (
+
+def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
+    name, alpha = inference.statistic, inference.alpha
+    if min(inference.baseline.n, inference.candidate.n) < min_samples:
+        return (
             f"needs at least {min_samples} observations on each side "
-            f"(baseline {baseline_n}, candidate {candidate_n})."
+            f"(baseline {inference.baseline.n}, candidate {inference.candidate.n})."
         )
-    elif relative is None:
-        verdict, reason = "insufficient_data", f"the baseline {statistic} is zero; no ratio can be formed."
-    elif not significant:
-        verdict = "no_difference"
-        reason = f"p = {p_value:.3g} ≥ α = {alpha}: the difference is not significant."
-    elif relative > 1:
-        verdict, reason = (
-            "better",
-            f"candidate {statistic} is {relative:.3f}× the baseline's (p = {p_value:.3g}).",
+    if name == "distribution":
+        if outcome == "insufficient_data":
+            return inference.reason
+        p_better, p_worse = inference.p_value, inference.p_value_worse
+        if outcome == "better":
+            return f"Mann–Whitney, one-sided: candidate values are better ({p_statement(p_better)}, below α/2 = {alpha / 2:g})."
+        if outcome == "worse":
+            return f"Mann–Whitney, one-sided: candidate values are worse ({p_statement(p_worse)}, below α/2 = {alpha / 2:g})."
+        return (
+            f"Mann–Whitney, one-sided: no shift either way at α/2 = {alpha / 2:g} "
+            f"(better: {p_statement(p_better)}, worse: {p_statement(p_worse)})."
         )
-    else:
-        verdict, reason = "worse", f"candidate reaches {relative:.3f}× of the baseline (p = {p_value:.3g})."
-    return Verdict(relative, change, improvement, significant, verdict, reason)
+    ci = inference.relative_performance_ci
+    if ci is None:
+        return inference.reason
+    interval = f"the {1 - alpha:.0%} interval of relative performance, {ci[0]:.3g} – {ci[1]:.3g},"
+    if outcome == "better":
+        return f"{interval} lies above 1: the candidate's {name} is better."
+    if outcome == "worse":
+        return f"{interval} lies below 1: the candidate's {name} is worse."
+    return f"{interval} contains 1: no difference in {name} is shown."

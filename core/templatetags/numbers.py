@@ -1,0 +1,33 @@
+"""{% load numbers %}: `|sig` (3 significant digits, or `|sig:4`), `|pvalue` ("< 1e-6" below the floor)
+`|p_statement` ("p = 0.012" or "p < 1e-6") and `|interval` (a two-number interval as "a – b")."""
+
+from __future__ import annotations
+
+from django import template
+
+from core import numbers
+
+register = template.Library()
+
+
+@register.filter
+def sig(value, digits=3):
+    return numbers.sig(value, int(digits))
+
+
+@register.filter
+def pvalue(value):
+    return numbers.p_value(value)
+
+
+@register.filter
+def p_statement(value):
+    return numbers.p_statement(value)
+
+
+@register.filter
+def interval(value, digits=3):
+    if not value:
+        return "no interval"
+    low, high = value
+    return f"{numbers.sig(low, int(digits))} – {numbers.sig(high, int(digits))}"

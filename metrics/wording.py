@@ -1,0 +1,38 @@
+"""The comparison in one sentence that reads right whichever way the metric points."""
+
+from __future__ import annotations
+
+from core.numbers import sig
+
+METHODS = {
+    "order-statistic": "order-statistic interval per side (distribution-free), log-ratio interval (MOVER)",
+    "welch-fieller": "t-interval per side, Welch's t-test, Fieller's interval for the ratio of means",
+    "mann-whitney": "Mann–Whitney U, one-sided in each direction (a whole-distribution shift)",
+    "none": "no inference (min and max have no interval)",
+}
+
+
+def comparison_sentence(
+    *, statistic: str, direction: str | None, baseline: float | None, candidate: float | None
+) -> str:
+    """E.g. "candidate p95 is 0.785× the baseline's — 21.5 % lower, which is better for this metric".
+
+    The ratio here is the plain candidate / baseline of the values; whether that is good is said in
+    words, from the metric's direction. For `distribution` the values are the medians.
+    """
+    name = "median" if statistic == "distribution" else statistic
+    if baseline is None or candidate is None or direction is None:
+        return ""
+    if baseline <= 0 or candidate < 0:
+        return f"candidate {name} is {sig(candidate)} against the baseline's {sig(baseline)}."
+    ratio = candidate / baseline
+    if ratio == 1:
+        return f"candidate {name} equals the baseline's."
+    change = abs(ratio - 1) * 100
+    lower = ratio < 1
+    good = lower == (direction == "lower_is_better")
+    return (
+        f"candidate {name} is {sig(ratio)}× the baseline's — {sig(change)} % "
+        f"{'lower' if lower else 'higher'}, which is {'better' if good else 'worse'} for this metric"
+        f" ({'lower' if direction == 'lower_is_better' else 'higher'} is better)."
+    )
