@@ -15,25 +15,11 @@ from core.api.parsers import MAX_DEPTH
 from freeze.models import FreezeEntry, FreezeException
 from metrics.models import MetricDefinition
 from tests.freeze.factories import exception_payload, freeze_setup
+from tests.metrics.factories import definition_body
 
 DEFINITIONS = "/api/v1/definitions/"
 EXCEPTIONS = "/api/v1/freeze-exceptions/"
 LONE = "\ud800"
-
-
-def definition_body(**changes) -> dict:
-    body = {
-        "key": "probe",
-        "name": "Probe",
-        "unit": "ms",
-        "direction": "lower_is_better",
-        "sampling": "per_request",
-        "start_event": "a",
-        "end_event": "b",
-        "owner_team": "data-platform",
-    }
-    body.update(changes)
-    return body
 
 
 def post_text(client, url: str, text: str | bytes):

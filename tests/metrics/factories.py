@@ -34,6 +34,22 @@ def definition(*, key: str, status: str = "active", version: int = 1, **fields) 
     return MetricDefinition.objects.create(key=key, version=version, status=status, **values)
 
 
+def definition_body(**changes) -> dict:
+    """The API body registering a definition `probe` (POST /api/v1/definitions/)."""
+    body = {
+        "key": "probe",
+        "name": "Probe",
+        "unit": "ms",
+        "direction": "lower_is_better",
+        "sampling": "per_request",
+        "start_event": "a",
+        "end_event": "b",
+        "owner_team": "data-platform",
+    }
+    body.update(changes)
+    return body
+
+
 def row(index: int = 0, **overrides) -> dict:
     base = {
         "metric": "latency",

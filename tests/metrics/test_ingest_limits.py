@@ -18,7 +18,7 @@ from metrics.services.ingest_rows import (
     MAX_TAG_KEY_LENGTH,
     MAX_TAG_TEXT_LENGTH,
 )
-from tests.metrics.factories import definition, row
+from tests.metrics.factories import definition, definition_body, row
 
 URL = "/api/v1/observations/batch/"
 DEFINITIONS = "/api/v1/definitions/"
@@ -318,18 +318,7 @@ def test_tags_at_each_limit_are_kept(client, ref, post, tags):
 
 
 def register(client, **fields):
-    body = {
-        "key": "probe",
-        "name": "Probe",
-        "unit": "ms",
-        "direction": "lower_is_better",
-        "sampling": "per_request",
-        "start_event": "a",
-        "end_event": "b",
-        "owner_team": "data-platform",
-        **fields,
-    }
-    return client.post(DEFINITIONS, body, format="json")
+    return client.post(DEFINITIONS, definition_body(**fields), format="json")
 
 
 @pytest.mark.parametrize(
