@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from metrics.models import MetricDefinition, Statistic, System, Workload
+from metrics.models import ComparedStatistic, MetricDefinition, System, Workload
 
 
 class RegistryFilterForm(forms.Form):
@@ -23,11 +23,7 @@ class ComparisonForm(forms.Form):
     workload = forms.ChoiceField(required=False)
     statistic = forms.ChoiceField(
         required=False,
-        choices=[
-            ("", "definition default"),
-            *Statistic.choices,
-            ("distribution", "distribution (Mann–Whitney U)"),
-        ],
+        choices=[("", "definition default"), *ComparedStatistic.choices],
     )
     since = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))

@@ -1,4 +1,4 @@
-"""Confidence intervals and one-sided tests for old-vs-new comparisons (issue 10). Pure: numpy/scipy only.
+"""Confidence intervals and one-sided tests for old-vs-new comparisons (issue 10). Pure: numpy/scipy only (and core.numbers to write p-values).
 
 Every answer is about the ratio the criterion compares, ``relative_performance`` (> 1 means the
 candidate is better: cand/base when higher is better, base/cand when lower is better).
@@ -11,7 +11,10 @@ candidate is better: cand/base when higher is better, base/cand when lower is be
 - min/max: point values only.
 - distribution: Mann–Whitney U, one-sided. Its ``relative_performance`` is the direction-aware ratio
   of medians (so it reads like every other statistic); ``effect_size`` is the common-language effect
-  size, the probability that a candidate observation beats a baseline one (ties count half).
+  size, the probability that a candidate observation beats a baseline one (ties count half). There is
+  no interval: a criterion's threshold t is tested directly (``null_ratio``), by comparing the
+  candidate with the baseline moved by the factor t in the better direction, so "relative ≥ 0.8,
+  significant" asks whether the candidate is stochastically better than 80 % of the baseline.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from functools import lru_cache
 
 import numpy as np
 from scipy.stats import binom, mannwhitneyu, norm, t, ttest_ind
+
+from core.numbers import p_statement
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 STATISTICS = (*QUANTILES, "mean", "min", "max", "distribution")
@@ -52,12 +57,22 @@ class Inference:
     reason: str
     p_value_worse: float | None = None  # one-sided, H1: the candidate is worse (distribution only)
     effect_size: float | None = None  # distribution only: P(candidate observation is better)
+    null_ratio: float = 1.0  # distribution only: the relative performance the tests are against
 
 
 def infer(
-    *, statistic: str, direction: str, baseline: np.ndarray, candidate: np.ndarray, alpha: float = 0.05
+    *,
+    statistic: str,
+    direction: str,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    alpha: float = 0.05,
+    null_ratio: float = 1.0,
 ) -> Inference:
-    """Inference for one statistic; ``baseline`` and ``candidate`` are 1-D float arrays sorted ascending."""
+    """Inference for one statistic; ``baseline`` and ``candidate`` are 1-D float arrays sorted ascending.
+
+    ``null_ratio`` moves the `distribution` tests off 1 (a criterion's threshold); the intervals of the
+    other statistics answer every threshold at once, so they ignore it."""
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic {statistic}")
     if direction not in DIRECTIONS:
@@ -69,7 +84,9 @@ def infer(
     if statistic == "mean":
         return _mean(higher, base, cand, alpha)
     if statistic == "distribution":
-        return _distribution(higher, base, cand, alpha)
+        if not null_ratio > 0 or not math.isfinite(null_ratio):
+            raise ValueError("null_ratio must be a positive finite number")
+        return _distribution(higher, base, cand, alpha, null_ratio)
     pick = (lambda x: float(x[0])) if statistic == "min" else (lambda x: float(x[-1]))
     sides = [SideEstimate(len(x), pick(x) if len(x) else None, None) for x in (base, cand)]
     ratio, why = _ratio(sides[0].value, sides[1].value, higher)
@@ -186,15 +203,20 @@ def _fieller(num, var_num, n_num, den, var_den, n_den, alpha) -> tuple[tuple[flo
     return ((b - root) / a, (b + root) / a), ""
 
 
-def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float) -> Inference:
+def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float, null_ratio: float):
     sides = [SideEstimate(len(x), _interpolated(x, 0.5) if len(x) else None, None) for x in (base, cand)]
     ratio, why = _ratio(sides[0].value, sides[1].value, higher)
     if not len(base) or not len(cand):
-        return Inference("distribution", "mann-whitney", alpha, *sides, ratio, None, None, why)
+        return Inference(
+            "distribution", "mann-whitney", alpha, *sides, ratio, None, None, why, null_ratio=null_ratio
+        )
+    # Relative performance r = cand/base (higher is better) or base/cand (lower is better), so
+    # "r > t" is "cand > t·base" or "cand < base/t": the baseline moved by t in the better direction.
+    moved = base * null_ratio if higher else base / null_ratio
     better, worse = ("greater", "less") if higher else ("less", "greater")
-    p_better = mannwhitneyu(cand, base, alternative=better, method="asymptotic")
-    p_worse = mannwhitneyu(cand, base, alternative=worse, method="asymptotic")
-    u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > base) + ½ P(tie)
+    p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
+    p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
+    u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > moved base) + ½ P(tie)
     return Inference(
         "distribution",
         "mann-whitney",
@@ -206,6 +228,7 @@ def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float
         "a whole-distribution shift test: no interval of a ratio.",
         p_value_worse=float(p_worse.pvalue),
         effect_size=u if higher else 1 - u,
+        null_ratio=null_ratio,
     )
 
 
@@ -270,3 +293,50 @@ def judge(
     if not holds(far, threshold):
         return "fail", f"{statement}: the whole interval violates {shown_op} {threshold:g}."
     return "inconclusive", f"{statement}: the interval straddles the threshold {threshold:g}."
+
+
+def judge_shift(
+    *,
+    estimate: float | None,
+    p_better: float | None,
+    p_worse: float | None,
+    alpha: float,
+    operator: str,
+    threshold: float,
+    require_significant: bool,
+    no_test_reason: str = "",
+) -> tuple[str, str]:
+    """pass | fail | inconclusive for a `distribution` criterion "relative performance <op> t".
+
+    ``estimate`` is the median ratio; ``p_better``/``p_worse`` are the one-sided p-values of an
+    ``infer(..., null_ratio=t)`` (H1: r > t, H1: r < t). With ``require_significant`` the
+    one-sided Mann–Whitney test in the operator's direction must reject at α/2 to pass (the same error
+    rate as a (1 − α) interval's bound), and the opposite test must reject at α/2 to fail; neither
+    is inconclusive. Without it the median ratio decides, as the point estimate does elsewhere.
+    """
+    symbol = OPERATOR_ALIASES.get(operator, operator)
+    if symbol not in OPERATORS:
+        raise ValueError(f"unknown operator {operator}")
+    shown_op, level = SHOWN[symbol], alpha / 2
+    if estimate is None:
+        return "inconclusive", no_test_reason or "no estimate to compare with the threshold."
+    statement = f"median ratio {estimate:.4g} {shown_op} {threshold:g}"
+    if not require_significant:
+        holds = OPERATORS[symbol](estimate, threshold)
+        return ("pass", f"{statement} holds.") if holds else ("fail", f"{statement} does not hold.")
+    if p_better is None or p_worse is None:
+        why = (no_test_reason or "a side has no observations").rstrip(".")
+        return "inconclusive", f"significance required but there is no test: {why}."
+    toward, away = (p_better, p_worse) if symbol in (">=", ">") else (p_worse, p_better)
+    shifted = f"against the baseline moved by {threshold:g}×"
+    if toward < level:
+        return "pass", f"{statement}: Mann–Whitney {shifted}: {p_statement(toward)}, below α/2 = {level:g}."
+    if away < level:
+        return (
+            "fail",
+            f"{statement}: Mann–Whitney {shifted} shows the opposite: {p_statement(away)}, below α/2 = {level:g}.",
+        )
+    return "inconclusive", (
+        f"{statement}: Mann–Whitney {shifted} is not significant either way at α/2 = {level:g} "
+        f"({p_statement(toward)} toward, {p_statement(away)} against)."
+    )

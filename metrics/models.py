@@ -57,6 +57,20 @@ class Statistic(models.TextChoices):
     MAX = "max"
 
 
+class ComparedStatistic(models.TextChoices):
+    """What a comparison or a criterion may judge: one of a definition's statistics, or the whole
+    distribution (Mann–Whitney U), which only exists between two systems."""
+
+    MEAN = "mean"
+    P50 = "p50"
+    P90 = "p90"
+    P95 = "p95"
+    P99 = "p99"
+    MIN = "min"
+    MAX = "max"
+    DISTRIBUTION = "distribution", "distribution (Mann–Whitney U)"
+
+
 class Sampling(models.TextChoices):
     PER_REQUEST = "per_request"
     PER_STEP = "per_step"

@@ -3,7 +3,10 @@
 A threshold is a hypothesis (metrics.inference.judge): with require_significant a criterion passes
 only when its whole (1 − α) interval clears the threshold, fails when the whole interval is on the
 wrong side, and is inconclusive otherwise (or when there is no interval, as for min/max). Without
-it the point estimate decides and the interval is still kept in the evidence."""
+it the point estimate decides and the interval is still kept in the evidence.
+
+A `distribution` criterion has no interval: its threshold is tested directly, by a one-sided
+Mann–Whitney U against the baseline moved by the threshold (metrics.inference.judge_shift)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from metrics.inference import judge
+from metrics.inference import judge, judge_shift
 from metrics.models import System
 from metrics.selectors import Comparison, comparison_compute
 from program.models import Criterion, CriterionResult
@@ -39,6 +42,13 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
             )
         return Judgement(Outcome.INCONCLUSIVE, "not attested yet.")
 
+    shift_ratio = distribution_null_ratio(criterion)
+    if criterion.statistic == "distribution" and shift_ratio is None:
+        return Judgement(
+            Outcome.INCONCLUSIVE,
+            "a distribution criterion compares two systems: it needs a relative or improvement "
+            "threshold above 0 × the baseline.",
+        )
     now = timezone.now()
     since = now - timedelta(days=criterion.window_days) if criterion.window_days else None
     comparison = comparison_compute(
@@ -49,6 +59,7 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
         since=since,
         statistic=criterion.statistic or None,
         min_samples=criterion.min_samples,
+        null_ratio=shift_ratio or 1.0,
     )
     estimate, ci, label, no_interval = _judged(criterion, comparison)
     evidence = _evidence(comparison, since=since, until=now, value_ci=ci)
@@ -63,6 +74,20 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
             f"need {criterion.min_samples}.",
             evidence=evidence,
         )
+    if comparison.statistic == "distribution":
+        outcome, why = judge_shift(
+            estimate=comparison.relative_performance,
+            p_better=comparison.p_value,
+            p_worse=comparison.p_value_worse,
+            alpha=comparison.alpha,
+            no_test_reason=comparison.reason,
+            operator=criterion.operator,
+            threshold=shift_ratio,
+            require_significant=criterion.require_significant,
+        )
+        if criterion.kind == Criterion.Kind.IMPROVEMENT:
+            why = f"improvement {criterion.get_operator_display()} {criterion.threshold:g} % is {why}"
+        return Judgement(outcome, why, estimate, evidence)
     outcome, why = judge(
         estimate=estimate,
         ci=ci,
@@ -72,6 +97,20 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
         no_interval_reason=no_interval,
     )
     return Judgement(outcome, f"{label}: {why}" if estimate is not None else why, estimate, evidence)
+
+
+def distribution_null_ratio(criterion: Criterion) -> float | None:
+    """The relative performance a `distribution` criterion tests against; None where there is none
+    (an absolute criterion, or a threshold at or below 0 × the baseline)."""
+    if criterion.statistic != "distribution" or criterion.threshold is None:
+        return None
+    if criterion.kind == Criterion.Kind.RELATIVE:
+        ratio = criterion.threshold
+    elif criterion.kind == Criterion.Kind.IMPROVEMENT:
+        ratio = 1 + criterion.threshold / 100
+    else:
+        return None
+    return ratio if ratio > 0 else None
 
 
 def _judged(criterion: Criterion, comparison: Comparison):
@@ -119,6 +158,8 @@ def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
         "improvement_pct": comparison.improvement_pct,
         "value_ci": list(value_ci) if value_ci else None,
         "p_value": comparison.p_value,
+        "p_value_worse": comparison.p_value_worse,
+        "null_ratio": comparison.null_ratio,
         "verdict": comparison.verdict,
         "reason": comparison.reason,
     }

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from metrics.models import MetricDefinition, Statistic, System, Workload
+from metrics.models import ComparedStatistic, MetricDefinition, System, Workload
 
 
 class Program(models.Model):
@@ -156,7 +156,12 @@ class Criterion(models.Model):
         MetricDefinition, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     workload = models.ForeignKey(Workload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    statistic = models.CharField(max_length=6, choices=Statistic.choices, blank=True)
+    statistic = models.CharField(
+        max_length=12,
+        choices=ComparedStatistic.choices,
+        blank=True,
+        help_text="Blank: the metric's statistic. 'distribution' is relative or improvement only.",
+    )
     operator = models.CharField(max_length=3, choices=Operator.choices, default=Operator.GTE)
     threshold = models.FloatField(null=True, blank=True)
     window_days = models.PositiveIntegerField(null=True, blank=True, help_text="Only the last N days count.")

@@ -19,7 +19,7 @@ from core.outbox import outbox_add
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
-from program.evaluation import criterion_judge
+from program.evaluation import criterion_judge, distribution_null_ratio
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
 
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
@@ -79,9 +79,30 @@ def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
             raise ApplicationError("A measured criterion needs a threshold.", status=400, field="threshold")
         if criterion.metric.status == MetricDefinition.Status.DRAFT:
             raise ApplicationError(f"{criterion.metric.ref} is a draft.", status=400, field="metric")
+        _require_testable_distribution(criterion)
     criterion.save()
     transition_record(subject=gate, action="criterion_added", actor=actor, data={"criterion": criterion.name})
     return criterion
+
+
+def _require_testable_distribution(criterion: Criterion) -> None:
+    """A `distribution` criterion tests the candidate against the baseline moved by its threshold,
+    so it needs two sides (relative or improvement) and a threshold above 0 × the baseline."""
+    if criterion.statistic != "distribution":
+        return
+    if criterion.kind == Criterion.Kind.ABSOLUTE:
+        raise ApplicationError(
+            "'distribution' compares two systems; an absolute criterion needs one side's statistic.",
+            status=400,
+            field="statistic",
+        )
+    if distribution_null_ratio(criterion) is None:
+        raise ApplicationError(
+            "A distribution criterion's threshold must be above 0 × the baseline "
+            "(relative > 0, improvement > −100 %).",
+            status=400,
+            field="threshold",
+        )
 
 
 @transaction.atomic

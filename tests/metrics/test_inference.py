@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from metrics.inference import infer, judge, order_statistic_ranks, verdict
+from metrics.inference import infer, judge, judge_shift, order_statistic_ranks, verdict
 
 QUANTILE = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 HIGHER, LOWER = "higher_is_better", "lower_is_better"
@@ -136,6 +136,122 @@ def test_distribution_verdict_follows_the_one_sided_tests():
     )
     same = infer(statistic="distribution", direction=HIGHER, baseline=base, candidate=base)
     assert verdict(same, min_samples=30) == "no_difference"
+
+
+@pytest.mark.parametrize(
+    ("direction", "moved", "better", "worse"),
+    [(HIGHER, lambda b: b * 0.8, "greater", "less"), (LOWER, lambda b: b / 0.8, "less", "greater")],
+)
+def test_distribution_null_ratio_tests_against_the_baseline_moved_toward_better(
+    pair, direction, moved, better, worse
+):
+    base, cand = pair
+    result = infer(
+        statistic="distribution", direction=direction, baseline=base, candidate=cand, null_ratio=0.8
+    )
+    assert result.p_value == pytest.approx(stats.mannwhitneyu(cand, moved(base), alternative=better).pvalue)
+    assert result.p_value_worse == pytest.approx(
+        stats.mannwhitneyu(cand, moved(base), alternative=worse).pvalue
+    )
+    unmoved = infer(statistic="distribution", direction=direction, baseline=base, candidate=cand)
+    assert result.relative_performance == unmoved.relative_performance  # the median ratio is the estimate
+    assert result.null_ratio == 0.8
+
+
+@pytest.mark.parametrize("null_ratio", [0.0, -1.0, math.inf, math.nan])
+def test_distribution_null_ratio_must_be_positive_and_finite(pair, null_ratio):
+    with pytest.raises(ValueError, match="null_ratio"):
+        infer(
+            statistic="distribution",
+            direction=HIGHER,
+            baseline=pair[0],
+            candidate=pair[1],
+            null_ratio=null_ratio,
+        )
+
+
+@pytest.mark.parametrize(
+    ("operator", "p_better", "p_worse", "outcome"),
+    [
+        (">=", 0.0249, 0.9, "pass"),
+        (">=", 0.025, 0.9, "inconclusive"),  # α/2 exactly does not reject
+        (">=", 0.9, 0.025, "inconclusive"),
+        (">=", 0.9, 0.0249, "fail"),
+        (">", 0.01, 0.99, "pass"),
+        ("<=", 0.9, 0.0249, "pass"),
+        ("<=", 0.0249, 0.9, "fail"),
+        ("<", 0.3, 0.3, "inconclusive"),
+    ],
+)
+def test_judge_shift_with_significance_takes_the_one_sided_tests_at_half_alpha(
+    operator, p_better, p_worse, outcome
+):
+    result, why = judge_shift(
+        estimate=1.2,
+        p_better=p_better,
+        p_worse=p_worse,
+        alpha=0.05,
+        operator=operator,
+        threshold=1.0,
+        require_significant=True,
+    )
+    assert result == outcome
+    assert why.startswith("median ratio 1.2 ") and "Mann–Whitney against the baseline moved by 1×" in why
+
+
+@pytest.mark.parametrize(
+    ("estimate", "outcome", "words"),
+    [(0.8, "pass", "0.8 ≥ 0.8 holds."), (0.7999, "fail", "0.7999 ≥ 0.8 does not hold.")],
+)
+def test_judge_shift_without_significance_takes_the_median_ratio(estimate, outcome, words):
+    result, why = judge_shift(
+        estimate=estimate,
+        p_better=0.9,
+        p_worse=0.0,
+        alpha=0.05,
+        operator="gte",
+        threshold=0.8,
+        require_significant=False,
+    )
+    assert (result, why) == (outcome, f"median ratio {words}")
+
+
+def test_judge_shift_without_a_test_is_inconclusive_and_says_why():
+    result, why = judge_shift(
+        estimate=1.1,
+        p_better=None,
+        p_worse=None,
+        alpha=0.05,
+        operator=">=",
+        threshold=1.0,
+        require_significant=True,
+        no_test_reason="a side has no observations.",
+    )
+    assert (result, why) == (
+        "inconclusive",
+        "significance required but there is no test: a side has no observations.",
+    )
+
+
+def test_distribution_criterion_false_passes_at_most_half_alpha_in_a_and_a():
+    """A/A, 400 pairs of n = 300: "relative ≥ 1, significant" must pass no more often than α/2 allows
+    (binomial 99.9 % upper limit of 0.025 over 400 trials is about 0.05)."""
+    rng = np.random.default_rng(7)
+    passes = 0
+    for _ in range(400):
+        base, cand = np.sort(rng.lognormal(5, 0.6, (2, 300)), axis=1)
+        result = infer(statistic="distribution", direction=HIGHER, baseline=base, candidate=cand)
+        outcome, _ = judge_shift(
+            estimate=result.relative_performance,
+            p_better=result.p_value,
+            p_worse=result.p_value_worse,
+            alpha=0.05,
+            operator=">=",
+            threshold=1.0,
+            require_significant=True,
+        )
+        passes += outcome == "pass"
+    assert passes / 400 <= stats.binom.ppf(0.999, 400, 0.025) / 400
 
 
 @pytest.mark.parametrize("statistic", ["p50", "p95", "mean"])

@@ -135,3 +135,58 @@ def test_evidence_keeps_interval_method_alpha_sides_and_window(ref, lead):
     assert evidence["baseline"]["n"] == 200 and evidence["candidate"]["n"] == 200
     assert evidence["candidate"]["ci"] == pytest.approx(list(expected.candidate.ci))
     assert evidence["window"]["since"] < evidence["window"]["until"]
+
+
+def test_distribution_criterion_tests_its_threshold_with_mann_whitney(ref, lead):
+    """The candidate is the baseline × 0.95: stochastically better than 80 % of it, worse than all
+    of it, and indistinguishable from 95 % of it."""
+    results = evaluate(ref, lead, {"≥ 0.8": 0.8, "≥ 1": 1.0, "≥ 0.95": 0.95}, statistic="distribution")
+    assert {name: r.outcome for name, r in results.items()} == {
+        "≥ 0.8": "pass",
+        "≥ 1": "fail",
+        "≥ 0.95": "inconclusive",
+    }
+    passed = results["≥ 0.8"]
+    assert passed.reason.startswith(
+        "median ratio 0.95 ≥ 0.8: Mann–Whitney against the baseline moved by 0.8×"
+    )
+    assert passed.evidence["method"] == "mann-whitney" and passed.evidence["null_ratio"] == 0.8
+    assert passed.evidence["p_value"] < 0.025 < passed.evidence["p_value_worse"]
+    assert passed.evidence["relative_performance_ci"] is None
+
+
+def test_distribution_improvement_criterion_tests_one_plus_threshold(ref, lead):
+    results = evaluate(
+        ref, lead, {"≥ −20 %": -20.0, "≥ +1 %": 1.0}, kind="improvement", statistic="distribution"
+    )
+    assert results["≥ −20 %"].outcome == "pass" and results["≥ −20 %"].evidence["null_ratio"] == 0.8
+    assert results["≥ −20 %"].reason.startswith("improvement ≥ -20 % is median ratio 0.95 ≥ 0.8")
+    assert results["≥ +1 %"].outcome == "fail"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"kind": "absolute", "threshold": 90}, "statistic"),
+        ({"kind": "relative", "threshold": 0}, "threshold"),
+        ({"kind": "improvement", "threshold": -100}, "threshold"),
+    ],
+)
+def test_distribution_criterion_needs_two_sides_and_a_positive_ratio(ref, lead, as_user, body, field):
+    response = as_user(lead).post(
+        f"/api/v1/gates/{gate().pk}/criteria/",
+        {"name": "shift", "metric": ref["throughput"].ref, "statistic": "distribution", **body},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == field
+    assert not gate().criteria.filter(name="shift").exists()
+
+
+def test_gate_page_shows_a_distribution_criterion_with_its_test(ref, lead, client):
+    evaluate(ref, lead, {"Shift ≥ 0.8": 0.8}, statistic="distribution")
+    client.force_login(lead)
+    page = client.get(f"/programs/gates/{gate().pk}/").content.decode()
+    assert "Shift ≥ 0.8" in page
+    assert "Mann–Whitney against the baseline moved by 0.8×" in page
+    assert "Mann–Whitney U, one-sided" in page  # the method, in words

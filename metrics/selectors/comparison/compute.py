@@ -38,6 +38,8 @@ class Comparison:
     method: str
     p_value: float | None  # one-sided, H1: the candidate is better; None where no test applies
     effect_size: float | None  # distribution only: P(a candidate observation beats a baseline one)
+    p_value_worse: float | None  # distribution only: one-sided, H1: the candidate is worse
+    null_ratio: float  # distribution only: the relative performance the tests are against (1 here)
     alpha: float
     significant: bool  # DESIGN.md §3: the verdict is better or worse, not a draw or a lack of data
     min_samples: int
@@ -59,7 +61,9 @@ def comparison_compute(
     statistic: str | None = None,
     alpha: float = DEFAULT_ALPHA,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    null_ratio: float = 1.0,
 ) -> Comparison:
+    """``null_ratio`` is a `distribution` criterion's threshold: its tests ask "better than t×"."""
     statistic = statistic or definition.statistic
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic {statistic}")
@@ -77,6 +81,7 @@ def comparison_compute(
         baseline=base.sample,
         candidate=cand.sample,
         alpha=alpha,
+        null_ratio=null_ratio,
     )
     outcome = comparison_verdict(inference=inference, min_samples=min_samples)
     return Comparison(
@@ -96,6 +101,8 @@ def comparison_compute(
         method=inference.method,
         p_value=inference.p_value,
         effect_size=inference.effect_size,
+        p_value_worse=inference.p_value_worse,
+        null_ratio=inference.null_ratio,
         alpha=alpha,
         significant=outcome.verdict in ("better", "worse"),
         min_samples=min_samples,

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from core.errors import ApplicationError
 from metrics.boundary import definition_changes
-from metrics.models import MetricDefinition, Statistic, System, Workload
+from metrics.models import ComparedStatistic, MetricDefinition, System, Workload
 from metrics.selectors.comparison.compute import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_SAMPLES,
@@ -35,7 +35,7 @@ class ComparisonQuery(serializers.Serializer):
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
     statistic = serializers.ChoiceField(
-        choices=[*Statistic.choices, ("distribution", "Distribution (Mann–Whitney U)")],
+        choices=ComparedStatistic.choices,
         required=False,
         help_text="Default: the definition's statistic. 'distribution' tests a whole-distribution shift.",
     )

@@ -44,12 +44,14 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
         if outcome == "insufficient_data":
             return inference.reason
         p_better, p_worse = inference.p_value, inference.p_value_worse
+        # A criterion's threshold moves the tests: "better" is then "better than t× the baseline".
+        than = "" if inference.null_ratio == 1 else f" than {inference.null_ratio:g}× the baseline"
         if outcome == "better":
-            return f"Mann–Whitney, one-sided: candidate values are better ({p_statement(p_better)}, below α/2 = {alpha / 2:g})."
+            return f"Mann–Whitney, one-sided: candidate values are better{than} ({p_statement(p_better)}, below α/2 = {alpha / 2:g})."
         if outcome == "worse":
-            return f"Mann–Whitney, one-sided: candidate values are worse ({p_statement(p_worse)}, below α/2 = {alpha / 2:g})."
+            return f"Mann–Whitney, one-sided: candidate values are worse{than} ({p_statement(p_worse)}, below α/2 = {alpha / 2:g})."
         return (
-            f"Mann–Whitney, one-sided: no shift either way at α/2 = {alpha / 2:g} "
+            f"Mann–Whitney, one-sided: no shift{than} either way at α/2 = {alpha / 2:g} "
             f"(better: {p_statement(p_better)}, worse: {p_statement(p_worse)})."
         )
     ci = inference.relative_performance_ci
