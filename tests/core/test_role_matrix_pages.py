@@ -16,6 +16,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from core.models import NotificationReceipt
 from freeze import services as freeze_services
 from program.models import Criterion, Gate
 from tests.freeze.factories import freeze_setup, submitted_exception
@@ -38,7 +39,13 @@ POST_ONLY = row("302 405 405 405 405 405 405")
 
 #                       GET                                    forced POST
 EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    "home": (row("302 302 302 302 302 302 302"), POST_ONLY),
+    "home": READ,
+    "notifications": READ,
+    # Every signed-in person has an inbox; the receipt below is the lead's, so anyone else finds no
+    # such notification in theirs (the 404 page) before anything is read or written.
+    "notification-open": (POST_ONLY, row("302 404 404 404 404 404 302")),
+    "notification-read": (POST_ONLY, row("302 404 404 404 404 404 302")),
+    "notifications-read-all": (POST_ONLY, row("302 302 302 302 302 302 302")),
     "healthz": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
     "login": (row("200 302 302 302 302 302 302"), row("200 302 302 302 302 302 302")),
     "logout": (row("302 405 405 405 405 405 405"), row("302 302 302 302 302 302 302")),
@@ -130,6 +137,8 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
     freeze_services.exception_approve(approver=component_owner, exception=approved)
     gate = Gate.objects.filter(phase__program=program).order_by("pk").first()
+    # Submitting told the approvers, the lead among them.
+    lead_receipt = NotificationReceipt.objects.filter(user=lead).first()
     users = {
         "anonymous": None,
         "viewer": viewer,
@@ -154,6 +163,8 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
             },
             "freeze:window": {"window_id": ref["window"].pk},
+            "notification-open": {"pk": lead_receipt.pk},
+            "notification-read": {"pk": lead_receipt.pk},
             "freeze:levels": {"window_id": ref["window"].pk},
             "freeze:levels-import": {"window_id": ref["window"].pk},
             "freeze:exception": {"pk": submitted.pk},
