@@ -1,4 +1,6 @@
-"""The in-app inbox: the list of my notifications, opening one, marking one or all read."""
+"""The in-app inbox: the list of my notifications, opening one, marking one or all read.
+
+URLs name the notification; each person finds it in their own inbox only (someone else's is a 404)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def notification_list(request):
 @require_POST
 def notification_open(request, pk: int):
     """Opening a notification marks it read and goes to the object it links to."""
-    receipt = get_object_or_404(_mine(request), pk=pk)
+    receipt = get_object_or_404(_mine(request), notification_id=pk)
     receipt_read(user=request.user, receipt=receipt)
     target = _local(request, receipt.notification.link)
     if target is None:
@@ -49,7 +51,7 @@ def notification_open(request, pk: int):
 
 @require_POST
 def notification_read(request, pk: int):
-    receipt = get_object_or_404(_mine(request), pk=pk)
+    receipt = get_object_or_404(_mine(request), notification_id=pk)
     if receipt_read(user=request.user, receipt=receipt):
         messages.success(request, f"Marked “{receipt.notification.subject}” as read.")
     else:

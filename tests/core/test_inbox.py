@@ -143,7 +143,7 @@ def test_no_badge_without_unread_notifications(client, lead):
 def test_opening_a_notification_marks_it_read_and_goes_to_its_object(client, lead):
     receipt, other = send_to(lead, 2, link="/programs/gates/12/")
     client.force_login(lead)
-    response = client.post(f"/notifications/{receipt.pk}/open/")
+    response = client.post(f"/notifications/{receipt.notification_id}/open/")
     assert response.status_code == 302 and response["Location"] == "/programs/gates/12/"
     receipt.refresh_from_db()
     other.refresh_from_db()
@@ -154,7 +154,7 @@ def test_opening_a_notification_marks_it_read_and_goes_to_its_object(client, lea
 def test_a_link_off_the_site_is_never_followed(client, lead):
     (receipt,) = send_to(lead, 1, link="https://evil.example.com/")
     client.force_login(lead)
-    response = client.post(f"/notifications/{receipt.pk}/open/", follow=True)
+    response = client.post(f"/notifications/{receipt.notification_id}/open/", follow=True)
     assert response.redirect_chain == [("/notifications/", 302)]
     assert "links to no page; marked as read" in response.content.decode()
 
@@ -162,12 +162,12 @@ def test_a_link_off_the_site_is_never_followed(client, lead):
 def test_mark_one_read_says_so_and_returns_where_it_was_asked(client, lead):
     receipt, _ = send_to(lead, 2)
     client.force_login(lead)
-    response = client.post(f"/notifications/{receipt.pk}/read/", {"next": "/"}, follow=True)
+    response = client.post(f"/notifications/{receipt.notification_id}/read/", {"next": "/"}, follow=True)
     assert response.redirect_chain == [("/", 302)]
     html = response.content.decode()
     assert "Marked “note 0” as read." in html
     assert unread_badge(html) == "1"
-    again = client.post(f"/notifications/{receipt.pk}/read/", follow=True).content.decode()
+    again = client.post(f"/notifications/{receipt.notification_id}/read/", follow=True).content.decode()
     assert "“note 0” was read already." in again
 
 
@@ -184,8 +184,8 @@ def test_mark_all_read_counts_them_and_leaves_other_inboxes_alone(client, lead, 
 def test_someone_elses_notification_is_not_found_and_stays_unread(client, lead, viewer):
     (receipt,) = send_to(lead, 1)
     client.force_login(viewer)
-    assert client.post(f"/notifications/{receipt.pk}/read/").status_code == 404
-    assert client.post(f"/notifications/{receipt.pk}/open/").status_code == 404
+    assert client.post(f"/notifications/{receipt.notification_id}/read/").status_code == 404
+    assert client.post(f"/notifications/{receipt.notification_id}/open/").status_code == 404
     receipt.refresh_from_db()
     assert receipt.read_at is None
 

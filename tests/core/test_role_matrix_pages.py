@@ -16,7 +16,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from core.models import NotificationReceipt
+from core.notifications import notification_send
 from freeze import services as freeze_services
 from program.models import Criterion, Gate
 from tests.freeze.factories import freeze_setup, submitted_exception
@@ -41,8 +41,8 @@ POST_ONLY = row("302 405 405 405 405 405 405")
 EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "home": READ,
     "notifications": READ,
-    # Every signed-in person has an inbox; the receipt below is the lead's, so anyone else finds no
-    # such notification in theirs (the 404 page) before anything is read or written.
+    # Every signed-in person has an inbox; the notification below reached the lead only, so anyone
+    # else finds no such notification in theirs (the 404 page) before anything is read or written.
     "notification-open": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notification-read": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notifications-read-all": (POST_ONLY, row("302 302 302 302 302 302 302")),
@@ -137,8 +137,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
     freeze_services.exception_approve(approver=component_owner, exception=approved)
     gate = Gate.objects.filter(phase__program=program).order_by("pk").first()
-    # Submitting told the approvers, the lead among them.
-    lead_receipt = NotificationReceipt.objects.filter(user=lead).first()
+    leads_only = notification_send(event="gate.ready", subject="s", body="b", link="/programs/", users=[lead])
     users = {
         "anonymous": None,
         "viewer": viewer,
@@ -163,8 +162,8 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
             },
             "freeze:window": {"window_id": ref["window"].pk},
-            "notification-open": {"pk": lead_receipt.pk},
-            "notification-read": {"pk": lead_receipt.pk},
+            "notification-open": {"pk": leads_only.pk},
+            "notification-read": {"pk": leads_only.pk},
             "freeze:levels": {"window_id": ref["window"].pk},
             "freeze:levels-import": {"window_id": ref["window"].pk},
             "freeze:exception": {"pk": submitted.pk},
