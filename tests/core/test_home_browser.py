@@ -10,6 +10,7 @@ from core.models import NotificationReceipt
 from freeze.selectors import exceptions_awaiting
 from program.models import Gate
 from tests.browser import screenshot, sign_in
+from tests.core.test_security_headers import _watch_for_csp_violations
 
 
 def unread_count(page) -> int:
@@ -24,6 +25,7 @@ def test_lead_opens_a_notification_from_my_work(browser, live_server, demo, widt
     assert gate.status == "ready"
     context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 900})
     page = context.new_page()
+    problems = _watch_for_csp_violations(page)
     try:
         sign_in(page, "lead")  # signing in lands on "My work"
         assert page.locator("h1").inner_text() == "My work"
@@ -57,5 +59,6 @@ def test_lead_opens_a_notification_from_my_work(browser, live_server, demo, widt
         page.wait_for_selector("text=as read.")
         assert unread_count(page) == 0
         screenshot(page, f"notifications-all-read-{width}")
+        assert problems == []  # no inline script or style the policy refuses, no script errors
     finally:
         context.close()
