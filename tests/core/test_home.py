@@ -139,3 +139,41 @@ def test_home_runs_the_same_queries_for_few_and_many_items(
     with django_assert_num_queries(expected):
         html = client.get("/").content.decode()
     assert "n12-11" in html  # the many items are there
+
+
+def test_the_api_answers_the_same_lists(as_user, lead, engineer, ref):
+    (gate,) = mark(program=ref["program"])
+    exception = submitted_exception(engineer, ref["trainer"], ref["now"], title="Bump NCCL")
+    notification_send(
+        event="gate.ready", subject="Ready", body="b", link=f"/programs/gates/{gate.pk}/", users=[lead]
+    )
+    body = as_user(lead).get("/api/v1/me/work/").json()
+    assert [(g["id"], g["link"]) for g in body["ready_gates"]["items"]] == [
+        (gate.pk, f"/programs/gates/{gate.pk}/")
+    ]
+    assert [e["id"] for e in body["exceptions_awaiting"]["items"]] == [exception.pk]
+    assert body["exceptions_awaiting"]["items"][0]["link"] == f"/freeze/exceptions/{exception.pk}/"
+    assert body["my_exceptions"] == {"items": [], "more": False}
+    assert body["stale_gates"] == {"items": [], "more": False}
+    assert [n["subject"] for n in body["notifications"]["items"]] == [
+        "Ready",
+        "Freeze exception awaiting approval: Bump NCCL",
+    ]
+    assert body["unread_notifications"] == 2
+    mine = as_user(engineer).get("/api/v1/me/work/").json()
+    assert [e["title"] for e in mine["my_exceptions"]["items"]] == ["Bump NCCL"]
+    assert mine["ready_gates"]["items"] == [] and mine["exceptions_awaiting"]["items"] == []
+
+
+def test_the_api_runs_the_same_queries_for_few_and_many(
+    as_user, lead, engineer, ref, django_assert_num_queries
+):
+    client = as_user(lead)
+    grow(ref, lead, engineer, 1)
+    client.get("/api/v1/me/work/")
+    # One per section and the unread count (the forced user object keeps its groups from the first call).
+    with django_assert_num_queries(6):
+        client.get("/api/v1/me/work/")
+    grow(ref, lead, engineer, 12)
+    with django_assert_num_queries(6):
+        assert client.get("/api/v1/me/work/").json()["ready_gates"]["more"] is True

@@ -75,6 +75,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/gates/{id}/evaluate/"): LEAD_OR_METRIC_OWNER,
     ("POST", "/api/v1/gates/{id}/reopen/"): LEAD,
     ("POST", "/api/v1/migrations/{id}/state/"): LEAD_OR_ENGINEER,
+    ("GET", "/api/v1/me/work/"): EVERYONE,
     ("GET", "/api/v1/notifications/"): EVERYONE,
     ("POST", "/api/v1/notifications/read-all/"): EVERYONE,
     # The fixture notification reached every signed-in role, so each marks it in their own inbox.
