@@ -112,9 +112,11 @@ def test_latest_notifications_link_to_the_inbox_and_can_be_marked_read(client, l
 
 
 def grow(ref, lead, engineer, size: int) -> None:
-    program = make_program(lead, slug=f"grown-{size}")
-    mark(program=program, count=size)
-    mark("open", stale=True, program=program, count=size)
+    """About `size` ready gates, stale gates, exceptions waiting and notifications."""
+    for p in range(max(1, size // 2)):
+        program = make_program(lead, slug=f"grown-{size}-{p}")
+        mark(program=program, count=2)
+        mark("open", stale=True, program=program, count=2)
     for i in range(size):
         submitted_exception(
             engineer, ref["trainer"], ref["now"] + timedelta(minutes=i), title=f"e{size}-{i}", risk="high"
@@ -139,6 +141,7 @@ def test_home_runs_the_same_queries_for_few_and_many_items(
     with django_assert_num_queries(expected):
         html = client.get("/").content.decode()
     assert "n12-11" in html  # the many items are there
+    assert ("More in the programs" in section(html, "ready-gates")) is (who == "lead")
 
 
 def test_the_api_answers_the_same_lists(as_user, lead, engineer, ref):
