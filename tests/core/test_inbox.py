@@ -56,6 +56,27 @@ def test_a_gate_decision_reaches_the_lead_with_a_link(ready_gate, lead):
     assert notification.link == f"/programs/gates/{ready_gate.pk}/"
 
 
+def test_a_new_metric_version_tells_the_lead_which_gate_went_stale(
+    db, lead, metric_owner, client, django_capture_on_commit_callbacks
+):
+    from metrics.services import definition_activate, definition_version_create
+
+    metrics_for_template()
+    make_program(lead)
+    new = definition_version_create(actor=metric_owner, key="step-time", changes={"excludes": ["warmup"]})
+    with django_capture_on_commit_callbacks(execute=True):
+        definition_activate(actor=metric_owner, definition=new)
+    gate = Gate.objects.get(stale=True)
+    notification = Notification.objects.get(event="gate.stale")
+    assert receipts_of(notification) == {"lead"}
+    assert notification.link == f"/programs/gates/{gate.pk}/"
+    # …and "My work" lists the gate under the lead's stale gates.
+    client.force_login(lead)
+    html = client.get("/").content.decode()
+    stale = html[html.index('id="stale-gates"') :]
+    assert f"/programs/gates/{gate.pk}/" in stale[: stale.index("</section>")]
+
+
 def test_submitting_an_exception_reaches_every_approver_but_its_author(
     lead, lead2, engineer, component_owner, viewer, mailoutbox, django_capture_on_commit_callbacks
 ):
