@@ -221,3 +221,15 @@ def test_the_inbox_runs_the_same_queries_for_few_and_many(client, lead, django_a
     send_to(lead, 40)
     with django_assert_num_queries(6):
         assert client.get("/notifications/?page=2").status_code == 200
+
+
+def test_the_service_refuses_to_mark_someone_elses_notification(lead, viewer):
+    from django.core.exceptions import PermissionDenied
+
+    from core.services.inbox import receipt_read
+
+    (receipt,) = send_to(lead, 1)
+    with pytest.raises(PermissionDenied):
+        receipt_read(user=viewer, receipt=receipt)
+    assert receipt_read(user=lead, receipt=receipt) is True
+    assert receipt_read(user=lead, receipt=receipt) is False  # a second click changes nothing
