@@ -59,12 +59,14 @@ class ProgramForm(forms.Form):
         workloads = [(w.key, f"{w.key} — {w.name}") for w in Workload.objects.order_by("key")]
         for slot in self.slots:
             choices = metrics if slot.kind == "metric" else workloads
+            exists = any(key == slot.suggested for key, _ in choices)
+            suggestion = slot.suggested if exists else f"{slot.suggested} (not registered yet)"
             self.fields[self.SLOT_PREFIX + slot.name] = forms.ChoiceField(
                 label=f"{slot.name.replace('_', ' ')} ({slot.kind})",
                 choices=[self.UNBOUND, *choices],
                 required=False,
-                initial=slot.suggested if any(key == slot.suggested for key, _ in choices) else "",
-                help_text=f"{slot.description} Suggested: {slot.suggested}.",
+                initial=slot.suggested if exists else "",
+                help_text=f"{slot.description} Suggested: {suggestion}.",
             )
 
     def slot_fields(self):

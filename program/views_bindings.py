@@ -27,7 +27,10 @@ def program_bind(request, slug: str):
     except ApplicationError as exc:
         messages.error(request, f"{slot} was not bound: {exc.message}")
         return redirect(_panel(program))
-    note = f"Bound {slot} to {result.bound[slot]}: {result.criteria_updated} criteria updated."
+    count = result.criteria_updated
+    note = (
+        f"Bound {slot} to {result.bound[slot]}: {count} {'criterion' if count == 1 else 'criteria'} updated."
+    )
     if result.skipped_gates:
         note += f" Left as decided: {', '.join(result.skipped_gates)}."
     messages.success(request, note)

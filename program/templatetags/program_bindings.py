@@ -31,7 +31,8 @@ def bindings_panel(context, program):
         "program": program,
         "slots": slots,
         "can_bind": can_bind,
-        "metric_choices": [(key, f"{key}@{version} — {name}") for key, version, name in metrics],
-        "workload_choices": [(key, f"{key} — {name}") for key, name in workloads],
+        # Short labels keep the picker and its button on one line in the table.
+        "metric_choices": [(key, f"{key}@{version}") for key, version, _ in metrics],
+        "workload_choices": [(key, key) for key, _ in workloads],
         "csrf_token": context.get("csrf_token"),
     }

@@ -108,7 +108,7 @@ def test_lead_binds_a_slot_on_the_program_page(client, lead, bare):
     )
     html = response.content.decode()
     assert "Bound throughput to tokens-per-sec@1: 3 criteria updated." in html
-    assert '<span class="mono">tokens-per-sec@1</span>' in html
+    assert '<span class="badge active mono">tokens-per-sec@1</span>' in html
     assert Transition.objects.filter(action="bound", actor=lead).count() == 1
 
 
