@@ -171,3 +171,14 @@ def test_program_page_with_the_bindings_panel_runs_constant_queries(client, requ
     )
     large = count(client, f"/programs/{program.slug}/")
     assert large == small, f"{small} queries on small data, {large} on large"
+
+
+@pytest.mark.parametrize("path", ["/programs/new/", "/api/v1/templates/"])
+def test_new_program_page_and_templates_api_run_constant_queries(client, lead, bare, path):
+    client.force_login(lead)
+    small = count(client, path)
+    for i in range(15):
+        definition(key=f"metric-{i}")
+        Workload.objects.create(key=f"workload-{i}", name=f"W{i}", size="medium", criticality="peripheral")
+    definition(key="training-throughput")
+    assert count(client, path) == small
