@@ -157,7 +157,7 @@ def version_activate_page(request, key: str, version: int):
 @role_required(METRIC_OWNERS, action="deprecate metric definitions")
 def version_deprecate_page(request, key: str, version: int):
     definition = _version_or_404(key, version)
-    form = ReasonForm(request.POST or None)
+    form = ReasonForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
         if not form.is_valid():
             context = {"definition": definition, "form": form, "action": "deprecate"}

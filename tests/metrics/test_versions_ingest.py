@@ -85,3 +85,17 @@ def test_a_key_with_only_a_draft_says_how_to_name_it(ingest_user, ref):
     assert "name one as 'fresh@N'" in refused.value.errors[0]["message"]
     observations_ingest(rows=[row(0, metric="fresh@1")], submitted_by=ingest_user)
     assert Observation.objects.filter(definition__key="fresh").count() == 1
+
+
+def test_a_draft_holding_shadow_data_keeps_its_meaning(ingest_user, metric_owner, ref, draft):
+    from core.errors import ApplicationError
+    from metrics.services import definition_update
+
+    definition_update(actor=metric_owner, definition=draft, changes={"max_value": 100.0})  # no data yet
+    observations_ingest(rows=[row(0, metric="latency@2")], submitted_by=ingest_user)
+    with pytest.raises(ApplicationError) as refused:
+        definition_update(actor=metric_owner, definition=draft, changes={"unit": "ms"})
+    assert "latency@2 is a draft with data: its unit cannot change" in refused.value.message
+    draft.refresh_from_db()
+    assert draft.unit == "s"
+    definition_update(actor=metric_owner, definition=draft, changes={"name": "Latency, no queueing"})
