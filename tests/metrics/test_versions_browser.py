@@ -115,3 +115,17 @@ def test_register_new_version_shadow_ingest_and_activate(page, demo, live_server
     assert page.locator("svg.chart").count() >= 1
     screenshot(page, "metric-old-version")
     at_phone_width(page, "metric-old-version-390")
+
+
+@pytest.mark.browser
+def test_demo_shows_a_draft_collecting_shadow_data_beside_the_active_version(page, demo):
+    sign_in(page)
+    page.goto("/metrics/step-time/")
+    switcher = page.locator("nav.versions")
+    expect(switcher).to_contain_text("step-time@3 draft")
+    expect(switcher).to_contain_text("step-time@2 active")
+    expect(switcher).to_contain_text("step-time@1 deprecated")
+    page.click("nav.versions >> text=step-time@3")
+    page.wait_for_url("**/metrics/step-time@3/")
+    expect(page.locator("main")).to_contain_text("legacy: 160 observations · rebuilt: 160 observations")
+    screenshot(page, "metric-demo-shadow-version")
