@@ -41,6 +41,8 @@ TRANSITIONS = {
     "deprecate": {Status.ACTIVE},
 }
 ACTIONS = {"edit": "editing", "activate": "activating", "deprecate": "deprecating"}
+# /metrics/new/ and /metrics/compare/ are pages: a metric with such a key would have no page of its own.
+RESERVED_KEYS = frozenset({"new", "compare"})
 MSG_DUPLICATE = "A definition measuring exactly this already exists: '{ref}'. Use it, or change the boundary."
 MSG_MEANING_CHANGE = (
     "{ref} is {status}: its {fields} cannot change. Create a new version (POST …/versions/) instead."
@@ -96,6 +98,10 @@ def definition_register(*, actor, data: dict[str, Any]) -> MetricDefinition:
     """Version 1 of a new metric, as a draft."""
     require_role(actor, METRIC_OWNERS, "register metric definitions")
     key = data["key"]
+    if key in RESERVED_KEYS:
+        raise ApplicationError(
+            f"'{key}' is reserved for a page; choose another key.", status=400, field="key"
+        )
     if MetricDefinition.objects.filter(key=key).exists():
         raise ApplicationError(
             f"Metric '{key}' exists already; add a version instead.", field="key", extra={"existing": key}

@@ -267,3 +267,31 @@ def test_criteria_keep_their_pinned_version_after_activation(client, metric_owne
     client.post("/metrics/step-time@2/activate/")
     assert not Criterion.objects.filter(metric=draft).exists()
     assert Criterion.objects.filter(metric=world["step"]).exists()
+
+
+@pytest.mark.parametrize("key", ["new", "compare"])
+def test_keys_that_are_page_routes_are_refused(client, metric_owner, db, key):
+    client.force_login(metric_owner)
+    response = client.post("/metrics/new/", {**REGISTER, "key": key})
+    assert response.status_code == 400
+    assert "is reserved for a page" in response.content.decode().split('id="error-key"')[1]
+    assert not MetricDefinition.objects.filter(key=key).exists()
+
+
+def test_comparison_page_offers_drafts_so_shadow_data_can_be_compared(client, viewer, world):
+    from tests.metrics.factories import definition
+
+    definition(key="step-time", version=2, status="draft", excludes=["warmup"])
+    client.force_login(viewer)
+    page = client.get("/metrics/compare/").content.decode()
+    assert '<option value="step-time@2">Step-Time (step-time@2, draft)</option>' in page
+
+
+def test_the_api_refuses_a_reserved_key_too(as_user, metric_owner, db):
+    from tests.metrics.factories import definition_body
+
+    response = as_user(metric_owner).post(
+        "/api/v1/definitions/", definition_body(key="compare"), format="json"
+    )
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["key"]
