@@ -35,6 +35,9 @@ READ = (row("302 200 200 200 200 200 200"), row("302 405 405 405 405 405 405"))
 LEAD_FORM = (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 400"))
 ENGINEER_FORM = (row("302 403 200 403 403 403 403"), row("302 403 400 403 403 403 403"))
 POST_ONLY = row("302 405 405 405 405 405 405")
+OWNER_FORM = (row("302 403 403 200 403 403 403"), row("302 403 403 400 403 403 403"))
+# A confirmation page; the POST is the button (done, or refused with a message on the version page).
+OWNER_CONFIRM = (row("302 403 403 200 403 403 403"), row("302 403 403 302 403 403 403"))
 
 #                       GET                                    forced POST
 EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
@@ -45,6 +48,10 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "metrics:registry": READ,
     "metrics:compare": READ,
     "metrics:detail": READ,
+    "metrics:register": OWNER_FORM,
+    "metrics:version-new": OWNER_FORM,
+    "metrics:version-activate": OWNER_CONFIRM,
+    "metrics:version-deprecate": OWNER_CONFIRM,
     "program:list": READ,
     "program:new": LEAD_FORM,
     "program:detail": READ,
@@ -145,6 +152,9 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
         "exceptions": {"draft": draft, "submitted": submitted, "approved": approved},
         "kwargs": {
             "metrics:detail": {"key": "training-throughput"},
+            "metrics:version-new": {"key": "training-throughput"},
+            "metrics:version-activate": {"key": "training-throughput", "version": 1},
+            "metrics:version-deprecate": {"key": "training-throughput", "version": 1},
             "program:detail": {"slug": program.slug},
             "program:advance": {"slug": program.slug},
             "program:bind": {"slug": program.slug},
