@@ -131,6 +131,8 @@ class CriterionOutput(serializers.ModelSerializer):
             "kind",
             "metric",
             "workload",
+            "slot",
+            "workload_slot",
             "statistic",
             "operator",
             "threshold",
@@ -187,6 +189,14 @@ class ProgramCreate(serializers.Serializer):
     baseline_system = serializers.SlugField()
     candidate_system = serializers.SlugField()
     template = serializers.ChoiceField(choices=[], default="rebuild-14m")
+    bindings = serializers.DictField(
+        child=serializers.CharField(allow_null=True, allow_blank=True),
+        required=False,
+        default=dict,
+        help_text="{slot: key} (see GET /api/v1/templates/): a metric slot takes 'key' or 'key@N', a "
+        "workload slot a workload key. A slot left out takes its suggested key if the registry has it, "
+        "else stays unbound; null leaves it unbound.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -224,6 +234,7 @@ class ProgramListCreate(generics.ListAPIView):
             template=values["template"],
             baseline=_system(values["baseline_system"], "baseline_system"),
             candidate=_system(values["candidate_system"], "candidate_system"),
+            bindings=values["bindings"],
         )
         return Response(
             ProgramDetailOutput(selectors.program_get(program.slug)).data, status=status.HTTP_201_CREATED

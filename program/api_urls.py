@@ -1,12 +1,15 @@
 from django.urls import path
 
-from program import api
+from program import api, api_bindings, api_templates
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
     path("programs/<slug:slug>/", api.ProgramDetail.as_view(), name="program-detail"),
+    path("programs/<slug:slug>/bindings/", api_bindings.ProgramBindings.as_view(), name="program-bindings"),
     path("programs/<slug:slug>/advance/", api.ProgramAdvance.as_view(), name="program-advance"),
     path("programs/<slug:slug>/migrations/", api.ProgramMigrations.as_view(), name="program-migrations"),
+    path("templates/", api_templates.TemplateList.as_view(), name="template-list"),
+    path("templates/<slug:key>/", api_templates.TemplateDetail.as_view(), name="template-detail"),
     path("phases/<int:pk>/replan/", api.PhaseReplan.as_view(), name="phase-replan"),
     path("gates/", api.GateCreateView.as_view(), name="gate-create"),
     path("gates/<int:pk>/", api.GateDetail.as_view(), name="gate-detail"),

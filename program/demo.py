@@ -12,6 +12,14 @@ from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program
 
 SLUG = "frontier-rebuild"
+# The rebuild-14m template's slots, bound to the demo registry (metrics/demo.py).
+DEMO_BINDINGS = {
+    "throughput": "training-throughput",
+    "step_time": "step-time",
+    "scaling_efficiency": "scaling-efficiency",
+    "canary_workload": "llm-finetune-8b",
+    "large_workload": "llm-pretrain-70b",
+}
 
 
 def _metric(key: str) -> MetricDefinition:
@@ -45,6 +53,8 @@ def demo_load(*, users, stdout) -> None:
         start_date=start,
         baseline=System.objects.get(key="legacy"),
         candidate=System.objects.get(key="rebuilt"),
+        # Named, not left to the template's suggestions: the demo shows a program bound on purpose.
+        bindings=DEMO_BINDINGS,
     )
 
     # PoC: the milestone and the exit gate passed on measured evidence.

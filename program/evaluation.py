@@ -41,6 +41,8 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
                 evidence={"link": criterion.attestation_link},
             )
         return Judgement(Outcome.INCONCLUSIVE, "not attested yet.")
+    if criterion.unbound_slots:
+        return Judgement(Outcome.INCONCLUSIVE, unbound_reason(criterion))
 
     shift_ratio = distribution_null_ratio(criterion)
     if criterion.statistic == "distribution" and shift_ratio is None:
@@ -97,6 +99,16 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
         no_interval_reason=no_interval,
     )
     return Judgement(outcome, f"{label}: {why}" if estimate is not None else why, estimate, evidence)
+
+
+def unbound_reason(criterion: Criterion) -> str:
+    """Why a criterion from a template cannot be judged yet: the slots it still waits for."""
+    parts = []
+    if criterion.slot in criterion.unbound_slots:
+        parts.append(f"needs a metric: slot '{criterion.slot}' is not bound")
+    if criterion.workload_slot in criterion.unbound_slots:
+        parts.append(f"needs a workload: slot '{criterion.workload_slot}' is not bound")
+    return "; ".join(parts) + "."
 
 
 def distribution_null_ratio(criterion: Criterion) -> float | None:

@@ -156,6 +156,12 @@ class Criterion(models.Model):
         MetricDefinition, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     workload = models.ForeignKey(Workload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # The template slots a criterion came from (program.blueprints). Blank for a criterion added by hand.
+    # While its slot is unbound a criterion has no metric (or no workload) and evaluates as inconclusive;
+    # binding the slot (program.services.bindings) fills it in. A workload slot is kept apart from
+    # `workload` because no workload means "every workload", which an unbound slot must not mean.
+    slot = models.CharField(max_length=40, blank=True, help_text="The template's metric slot.")
+    workload_slot = models.CharField(max_length=40, blank=True, help_text="The template's workload slot.")
     statistic = models.CharField(
         max_length=12,
         choices=ComparedStatistic.choices,
@@ -181,8 +187,10 @@ class Criterion(models.Model):
     class Meta:
         ordering = ["gate", "id"]
         constraints = [
+            # A measured criterion has a threshold and a metric, or a slot still waiting for one.
             models.CheckConstraint(
-                condition=Q(kind="manual") | (Q(metric__isnull=False) & Q(threshold__isnull=False)),
+                condition=Q(kind="manual")
+                | (Q(threshold__isnull=False) & (Q(metric__isnull=False) | ~Q(slot=""))),
                 name="criterion_metric_needs_threshold",
             ),
             models.CheckConstraint(condition=Q(min_samples__gte=2), name="criterion_min_samples"),
@@ -190,6 +198,16 @@ class Criterion(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def unbound_slots(self) -> list[str]:
+        """The template slots this criterion still waits for, e.g. ["throughput"]."""
+        missing = []
+        if self.slot and self.metric_id is None and self.kind != self.Kind.MANUAL:
+            missing.append(self.slot)
+        if self.workload_slot and self.workload_id is None:
+            missing.append(self.workload_slot)
+        return missing
 
     @property
     def state(self) -> str:

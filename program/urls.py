@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import views
+from program import views, views_bindings
 
 app_name = "program"
 
@@ -14,4 +14,5 @@ urlpatterns = [
     path("criteria/<int:pk>/attest/", views.criterion_attest, name="criterion-attest"),
     path("<slug:slug>/", views.program_detail, name="detail"),
     path("<slug:slug>/advance/", views.program_advance, name="advance"),
+    path("<slug:slug>/bindings/", views_bindings.program_bind, name="bind"),
 ]

@@ -28,13 +28,14 @@ def program_new(request):
     form = ProgramForm(
         request.POST or None,
         initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
+        template=(request.POST or request.GET).get("template", "rebuild-14m"),
     )
     status = 200
     if request.method == "POST":
         status = 400
         if form.is_valid():
             try:
-                program = services.program_create(actor=request.user, **form.cleaned_data)
+                program = services.program_create(actor=request.user, **form.service_kwargs())
             except ApplicationError as exc:
                 status = add_service_error(form, exc)
             else:

@@ -1,5 +1,6 @@
 """Every write and state change of the program app."""
 
+from program.services.bindings import program_bind
 from program.services.gates import (
     criterion_add,
     criterion_attest,
@@ -28,5 +29,6 @@ __all__ = [
     "migration_upsert",
     "phase_replan",
     "program_advance",
+    "program_bind",
     "program_create",
 ]

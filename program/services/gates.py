@@ -138,7 +138,7 @@ def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     payload: list = [program.baseline_system_id, program.candidate_system_id]
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
-        if c.kind == Criterion.Kind.MANUAL:
+        if c.kind == Criterion.Kind.MANUAL or c.unbound_slots:  # judged without reading data
             continue
         rows = Observation.objects.filter(
             definition_id=c.metric_id, system_id__in=[program.baseline_system_id, program.candidate_system_id]

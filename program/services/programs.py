@@ -11,11 +11,12 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
-from metrics.models import MetricDefinition, System, Workload
+from metrics.models import System
 from program import signals
-from program.blueprints import blueprint_load
+from program.blueprints import blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Phase, Program
 from program.months import month_end, month_start
+from program.services.bindings import bindings_resolve, bound_label
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
 
@@ -23,32 +24,22 @@ MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive i
 EARLIEST_START, LATEST_START = date(2000, 1, 1), date(2100, 12, 31)
 
 
-def _criterion_from_blueprint(gate: Gate, spec: dict) -> Criterion:
-    metric = workload = None
-    if spec["kind"] != Criterion.Kind.MANUAL:
-        metric = MetricDefinition.objects.filter(
-            key=spec["metric"], status=MetricDefinition.Status.ACTIVE
-        ).first()
-        if metric is None:
-            raise ApplicationError(
-                f"The template's criterion '{spec['name']}' needs an active metric '{spec['metric']}'.",
-                status=400,
-                field="template",
-            )
-    if spec.get("workload"):
-        workload = Workload.objects.filter(key=spec["workload"]).first()
-        if workload is None:
-            raise ApplicationError(
-                f"The template needs the workload '{spec['workload']}'.", status=400, field="template"
-            )
+def _criterion_from_blueprint(gate: Gate, spec: dict, resolved: dict) -> Criterion:
+    """A template criterion on the program's bound metric and workload; an unbound slot leaves the
+    field empty (the criterion keeps the slot's name and is inconclusive until a lead binds it)."""
+    metric_slot, workload_slot = spec.get("metric_slot", ""), spec.get("workload_slot", "")
     return Criterion(
         gate=gate,
         name=spec["name"],
         kind=spec["kind"],
-        metric=metric,
-        workload=workload,
+        slot=metric_slot,
+        workload_slot=workload_slot,
+        metric=resolved.get(metric_slot) if metric_slot else None,
+        workload=resolved.get(workload_slot) if workload_slot else None,
+        statistic=spec.get("statistic", ""),
         operator=spec.get("operator", "gte"),
         threshold=spec.get("threshold"),
+        window_days=spec.get("window_days"),
         require_significant=spec.get("require_significant", False),
         required=spec.get("required", True),
         min_samples=spec.get("min_samples", 30),
@@ -66,10 +57,14 @@ def program_create(
     candidate: System,
     template: str = "rebuild-14m",
     description: str = "",
+    bindings: dict | None = None,
 ) -> Program:
     """A program with the template's phases, exit gates, milestones and suggested criteria.
 
-    The first phase is active from the start; planned dates follow the template's months."""
+    The first phase is active from the start; planned dates follow the template's months. `bindings`
+    maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
+    its suggested key when the registry has it and otherwise stays unbound, so a registry without the
+    template's metrics or workloads never stops a program from being created."""
     require_role(actor, PROGRAM_LEADS, "create programs")
     try:
         blueprint = blueprint_load(template)
@@ -83,6 +78,7 @@ def program_create(
         raise ApplicationError(
             f"start_date must be between {EARLIEST_START} and {LATEST_START}.", status=400, field="start_date"
         )
+    resolved = bindings_resolve(blueprint_slots(blueprint), bindings, suggest=True)
     try:
         with transaction.atomic():
             program = Program.objects.create(
@@ -115,18 +111,27 @@ def program_create(
         gate = Gate.objects.create(
             phase=phase, name=exit_spec["name"], kind=Gate.Kind.EXIT, due_date=phase.planned_end
         )
-        criteria += [_criterion_from_blueprint(gate, c) for c in exit_spec.get("criteria", [])]
-        for milestone in spec.get("milestones", []):
+        criteria += [_criterion_from_blueprint(gate, c, resolved) for c in exit_spec.get("criteria") or []]
+        for milestone in spec.get("milestones") or []:
             gate = Gate.objects.create(
                 phase=phase,
                 name=milestone["name"],
                 kind=Gate.Kind.MILESTONE,
                 due_date=month_end(start_date, milestone["month"]),
             )
-            criteria += [_criterion_from_blueprint(gate, c) for c in milestone.get("criteria", [])]
+            criteria += [
+                _criterion_from_blueprint(gate, c, resolved) for c in milestone.get("criteria") or []
+            ]
     Criterion.objects.bulk_create(criteria)
     transition_record(
-        subject=program, action="created", actor=actor, to_state=program.status, data={"template": template}
+        subject=program,
+        action="created",
+        actor=actor,
+        to_state=program.status,
+        data={
+            "template": template,
+            "bindings": {slot: bound_label(value) for slot, value in resolved.items()},
+        },
     )
     signals.program_created.send(sender=Program, program_id=program.pk)
     return program

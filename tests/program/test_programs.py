@@ -74,12 +74,13 @@ def test_duplicate_slug_is_409(as_user, lead, ref):
     assert response.status_code == 409
 
 
-def test_template_needs_its_metrics(as_user, lead, ref):
+def test_a_missing_suggested_metric_leaves_its_slot_unbound(as_user, lead, ref):
     ref["scaling"].delete()
     response = as_user(lead).post("/api/v1/programs/", PAYLOAD, format="json")
-    assert response.status_code == 400
-    assert "scaling-efficiency" in response.json()["detail"]
-    assert not Program.objects.exists()
+    assert response.status_code == 201, response.json()
+    scaling = Criterion.objects.get(slot="scaling_efficiency")
+    assert scaling.metric is None and scaling.workload.key == "llm-pretrain-70b"
+    assert {c.metric.key for c in Criterion.objects.filter(slot="throughput")} == {"training-throughput"}
 
 
 def test_advance_needs_the_exit_gate_passed_or_waived(as_user, lead, ref):
