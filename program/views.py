@@ -13,6 +13,7 @@ from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
 from metrics.wording import METHODS, comparison_sentence
 from program import selectors, services
+from program.criteria_history import criteria_change_sentence
 from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.forms_criteria import CriterionForm, criterion_choices, edit_form
 from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
@@ -148,7 +149,7 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
         "criteria": criteria,
         "repin_moves": stale_moves(gate_criteria, active_of(versions)),
         "decisions": list(gate.decisions.all()),
-        "history": selectors.gate_history(gate),
+        "history": _gate_history(gate),
         "can_decide": can_decide,
         "can_edit_criteria": can_edit,
         "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
@@ -159,6 +160,13 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
         context.update(criterion_choices())
         context["add_form"] = add_form or CriterionForm(prefix="new")
     return context
+
+
+def _gate_history(gate: Gate) -> list:
+    records = list(selectors.gate_history(gate))
+    for record in records:
+        record.sentence = criteria_change_sentence(record)
+    return records
 
 
 def _gate_or_404(pk: int) -> Gate:

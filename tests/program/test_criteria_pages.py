@@ -199,3 +199,17 @@ def test_a_lead_repins_a_stale_gate_and_is_told(client, lead, ref):
     assert "Re-pinned 1 criterion to the active versions." in html
     assert "Re-pin to active versions" not in html and "newer active version" not in html
     assert Criterion.objects.get(gate=canary_gate(), name__startswith="Step time").metric == new_step
+
+
+def test_the_gate_history_says_what_changed_in_words(client, lead, ref):
+    new_step = supersede(ref["step"])
+    services.criterion_edit(actor=lead, criterion=throughput(), threshold=0.9, window_days=14)
+    services.criterion_add(actor=lead, gate=canary_gate(), name="Runbook", kind="manual")
+    services.criterion_delete(actor=lead, criterion=Criterion.objects.get(name="Runbook"))
+    services.gate_repin(actor=lead, gate=canary_gate())
+    html = page(client, lead)
+    name = throughput().name
+    assert f"lead edited criterion “{name}”: threshold 0.8 → 0.9, window days — → 14" in html
+    assert "lead added criterion “Runbook”" in html and "lead deleted criterion “Runbook”" in html
+    step = Criterion.objects.get(gate=canary_gate(), metric=new_step).name
+    assert f"lead re-pinned “{step}” step-time@1 → step-time@2" in html
