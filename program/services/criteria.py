@@ -48,6 +48,14 @@ def _locked_gate(gate_id: int, action: str) -> Gate:
     return gate
 
 
+def _current(criterion: Criterion) -> Criterion:
+    """The criterion as it is now, read under its gate's lock; one deleted meanwhile is a 404."""
+    current = Criterion.objects.select_related("metric", "workload").filter(pk=criterion.pk).first()
+    if current is None:
+        raise ApplicationError(f"Criterion '{criterion.name}' was deleted.", status=404)
+    return current
+
+
 def _require_pinnable(metric: MetricDefinition) -> None:
     """A criterion pins an active version: a draft may still change (400), a deprecated one was
     replaced (409, naming what replaced it)."""
@@ -95,11 +103,12 @@ def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
         raise ApplicationError("min_samples must be at least 2.", status=400, field="min_samples")
     if criterion.kind == Criterion.Kind.MANUAL:
         return
-    if criterion.metric is None:
+    # An unbound template slot (a `slot` field, where the model has one) waits for its metric.
+    if criterion.metric is None and not getattr(criterion, "slot", ""):
         raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
     if criterion.threshold is None:
         raise ApplicationError("A measured criterion needs a threshold.", status=400, field="threshold")
-    if check_pin:
+    if check_pin and criterion.metric is not None:
         _require_pinnable(criterion.metric)
     _require_testable_distribution(criterion)
 
@@ -141,7 +150,7 @@ def criterion_edit(*, actor, criterion: Criterion, **changes) -> Criterion:
     if unknown:
         raise ApplicationError(f"'{unknown[0]}' cannot be edited.", status=400, field=unknown[0])
     gate = _locked_gate(criterion.gate_id, "edit_criterion")
-    criterion = Criterion.objects.select_related("metric", "workload").get(pk=criterion.pk)
+    criterion = _current(criterion)
     criterion.gate = gate
     if changes.get("kind", criterion.kind) == Criterion.Kind.MANUAL:
         changes = {**changes, **MEASUREMENT_FIELDS}
@@ -172,7 +181,7 @@ def criterion_delete(*, actor, criterion: Criterion) -> None:
     """Its results in earlier evaluations go with it; decisions keep their frozen evidence."""
     require_role(actor, PROGRAM_LEADS, "delete criteria")
     gate = _locked_gate(criterion.gate_id, "delete_criterion")
-    criterion = Criterion.objects.select_related("metric").get(pk=criterion.pk)
+    criterion = _current(criterion)
     data = {
         "criterion": criterion.name,
         "id": criterion.pk,

@@ -242,3 +242,15 @@ def test_criteria_changes_queue_a_reevaluation(ref, lead):
 
     services.criterion_edit(actor=lead, criterion=criterion("Throughput"), threshold=0.9)
     assert OutboxMessage.objects.filter(key=f"gate-evaluate:{canary_gate().pk}").exists()
+
+
+def test_a_criterion_deleted_meanwhile_is_a_404_not_an_error(ref, lead):
+    stale_copy = criterion("Throughput")
+    services.criterion_delete(actor=lead, criterion=criterion("Throughput"))
+    for call in (
+        lambda: services.criterion_edit(actor=lead, criterion=stale_copy, threshold=0.5),
+        lambda: services.criterion_delete(actor=lead, criterion=stale_copy),
+    ):
+        with pytest.raises(ApplicationError) as refused:
+            call()
+        assert refused.value.status == 404 and "was deleted" in refused.value.message
