@@ -8,7 +8,7 @@ import pytest
 from metrics import services as metric_services
 from metrics.models import MetricDefinition, Observation
 from program.models import Criterion, Gate
-from tests.browser import screenshot, sign_in
+from tests.browser import SCREENSHOTS, screenshot, sign_in
 
 GATE = "Serving compute latency 15% better"
 METRIC = "inference-latency-compute"
@@ -63,6 +63,7 @@ def test_lead_adds_edits_deletes_and_repins_criteria(browser, live_server, demo,
         card(page, ADDED).locator("button:has-text('Save changes')").click()
         page.wait_for_selector("text=A measured criterion needs a threshold.")
         screenshot(page, f"criteria-edit-refused-{width}")
+        card(page, ADDED).screenshot(path=str(SCREENSHOTS / f"criteria-edit-card-{width}.png"))
         page.fill(f"#id_c{added.pk}-threshold", "0.95")
         card(page, ADDED).locator("button:has-text('Save changes')").click()
         page.wait_for_selector(f"text=Saved “{ADDED}” and evaluated the gate again.")
