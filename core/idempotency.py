@@ -133,7 +133,8 @@ def remember(*, user, scope: str, key: str, request_hash: str, status_code: int,
 
 
 def replay(record: IdempotencyRecord) -> Response:
-    return Response(record.response_body, status=record.response_status, headers={REPLAY_HEADER: "true"})
+    body = None if record.response_status == status.HTTP_204_NO_CONTENT else record.response_body
+    return Response(body, status=record.response_status, headers={REPLAY_HEADER: "true"})
 
 
 def idempotent(handler: Callable) -> Callable:
@@ -162,7 +163,12 @@ def idempotent(handler: Callable) -> Callable:
             except Exception as exc:  # rendered as DRF would; what it cannot render re-raises
                 response = view.handle_exception(exc)
             if status.is_success(response.status_code):
-                body = json.loads(json.dumps(response.data, cls=JSONEncoder))
+                # A 204 has no body; the column holds JSON, so it keeps {} (replay sends none).
+                body = (
+                    json.loads(json.dumps(response.data, cls=JSONEncoder))
+                    if response.data is not None
+                    else {}
+                )
                 remember(
                     user=request.user,
                     scope=scope,

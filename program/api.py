@@ -1,4 +1,6 @@
-"""Program API: programs from templates, phases, advance, gates, criteria, evaluation, decisions, migrations."""
+"""Program API: programs from templates, phases, advance, gates, evaluation, decisions, migrations.
+
+Criteria (add, edit, delete, attest, re-pin) are in program.api_criteria."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from metrics.models import System, Workload
-from metrics.selectors import definition_resolve
 from program import selectors, services
 from program.blueprints import blueprint_keys
 from program.models import Criterion, CriterionResult, Decision, Gate, Phase, Program, WorkloadMigration
@@ -31,6 +32,9 @@ WRITE_RULES = {
     "gate_reopen": WriteRule("reopen gates", (PROGRAM_LEADS,)),
     "criterion_add": WriteRule("add criteria", (PROGRAM_LEADS,)),
     "criterion_attest": WriteRule("attest checklist items", (PROGRAM_LEADS,)),
+    "criterion_edit": WriteRule("edit criteria", (PROGRAM_LEADS,)),
+    "criterion_delete": WriteRule("delete criteria", (PROGRAM_LEADS,)),
+    "gate_repin": WriteRule("re-pin criteria", (PROGRAM_LEADS,)),
     "migration_record": WriteRule("record migrations", (PROGRAM_LEADS, FRAMEWORK_ENGINEERS)),
 }
 
@@ -381,74 +385,6 @@ class GateReopen(APIView):
         data.is_valid(raise_exception=True)
         services.gate_reopen(gate=_gate(pk), lead=request.user, reason=data.validated_data["reason"])
         return Response(GateOutput(_gate(pk)).data)
-
-
-class CriterionCreate(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
-    metric = serializers.CharField(
-        required=False, help_text="key@N (pinned); plain key pins the active version"
-    )
-    workload = serializers.SlugField(required=False)
-    statistic = serializers.ChoiceField(
-        choices=Criterion._meta.get_field("statistic").choices, required=False, default=""
-    )
-    operator = serializers.ChoiceField(choices=Criterion.Operator.choices, default="gte")
-    threshold = serializers.FloatField(required=False, allow_null=True, default=None)
-    window_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=3650, default=None
-    )
-    min_samples = serializers.IntegerField(required=False, min_value=2, max_value=1_000_000, default=30)
-    require_significant = serializers.BooleanField(required=False, default=False)
-    required = serializers.BooleanField(required=False, default=True)
-
-    def validate(self, attrs):
-        if attrs.get("metric"):
-            attrs["metric"] = definition_resolve(attrs["metric"])
-        if attrs.get("workload"):
-            workload = Workload.objects.filter(key=attrs["workload"]).first()
-            if workload is None:
-                raise serializers.ValidationError({"workload": f"Unknown workload '{attrs['workload']}'."})
-            attrs["workload"] = workload
-        return attrs
-
-
-@extend_schema(
-    tags=["program"], request=CriterionCreate, responses={201: CriterionOutput}, parameters=[IDEMPOTENCY_KEY]
-)
-class GateCriteria(APIView):
-    permission_classes = [RoleRequired]
-    write_rule = WRITE_RULES["criterion_add"]
-
-    @idempotent
-    def post(self, request, pk):
-        data = CriterionCreate(data=request.data)
-        data.is_valid(raise_exception=True)
-        criterion = services.criterion_add(
-            actor=request.user, gate=get_object_or_404(Gate, pk=pk), **data.validated_data
-        )
-        return Response(CriterionOutput(criterion).data, status=status.HTTP_201_CREATED)
-
-
-class AttestInput(serializers.Serializer):
-    link = serializers.URLField(required=False, allow_blank=True, default="")
-
-
-@extend_schema(tags=["program"], request=AttestInput, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
-class CriterionAttest(APIView):
-    permission_classes = [RoleRequired]
-    write_rule = WRITE_RULES["criterion_attest"]
-
-    @idempotent
-    def post(self, request, pk):
-        data = AttestInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        criterion = services.criterion_attest(
-            actor=request.user,
-            criterion=get_object_or_404(Criterion, pk=pk),
-            link=data.validated_data["link"],
-        )
-        return Response(CriterionOutput(criterion).data)
 
 
 # --- migrations --------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import api, api_bindings, api_templates
+from program import api, api_bindings, api_criteria, api_templates
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
@@ -16,7 +16,9 @@ urlpatterns = [
     path("gates/<int:pk>/evaluate/", api.GateEvaluate.as_view(), name="gate-evaluate"),
     path("gates/<int:pk>/decision/", api.GateDecision.as_view(), name="gate-decision"),
     path("gates/<int:pk>/reopen/", api.GateReopen.as_view(), name="gate-reopen"),
-    path("gates/<int:pk>/criteria/", api.GateCriteria.as_view(), name="gate-criteria"),
-    path("criteria/<int:pk>/attest/", api.CriterionAttest.as_view(), name="criterion-attest"),
+    path("gates/<int:pk>/criteria/", api_criteria.GateCriteria.as_view(), name="gate-criteria"),
+    path("gates/<int:pk>/repin/", api_criteria.GateRepin.as_view(), name="gate-repin"),
+    path("criteria/<int:pk>/", api_criteria.CriterionDetail.as_view(), name="criterion-detail"),
+    path("criteria/<int:pk>/attest/", api_criteria.CriterionAttest.as_view(), name="criterion-attest"),
     path("migrations/<int:pk>/state/", api.MigrationState.as_view(), name="migration-state"),
 ]

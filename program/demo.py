@@ -7,7 +7,8 @@ from datetime import timedelta
 from dateutil.relativedelta import relativedelta
 from django.utils import timezone
 
-from metrics.models import MetricDefinition, System, Workload
+from metrics import services as metric_services
+from metrics.models import MetricDefinition, Observation, System, Workload
 from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program
 
@@ -144,6 +145,7 @@ def demo_load(*, users, stdout) -> None:
 
     _backdate(program, start)
     _migrations(program, engineer)
+    _shadow_period(users["metrics"])
     stdout.write(f"Loaded demo program '{program.name}' (month 11 of 14, in cutover).")
 
 
@@ -181,3 +183,36 @@ def _migrations(program: Program, engineer) -> None:
             migration = services.migration_set_state(
                 actor=engineer, migration=migration, state=state, reason=reason
             )
+
+
+SHADOW_METRIC = "inference-latency-compute"
+
+
+def _shadow_period(metric_owner) -> None:
+    """A draft v2 of the compute-latency metric (it stops counting host–device communication) measured
+    beside v1, so the latency gate shows its "under v2" shadow result before anyone activates v2 and
+    re-pins.
+
+    Demo only: the rows are v1's runs without their communication share, written directly (ingest
+    into a draft is the metrics app's own path)."""
+    if MetricDefinition.objects.filter(key=SHADOW_METRIC, version=2).exists():
+        return
+    v1 = MetricDefinition.objects.get(key=SHADOW_METRIC, status=MetricDefinition.Status.ACTIVE)
+    v2 = metric_services.definition_version_create(
+        actor=metric_owner, key=SHADOW_METRIC, changes={"excludes": [*v1.excludes, "communication"]}
+    )
+    rebuilt = System.objects.get(key="rebuilt").pk
+    Observation.objects.bulk_create(
+        Observation(
+            definition=v2,
+            system_id=row.system_id,
+            workload_id=row.workload_id,
+            run_id=row.run_id,
+            observed_at=row.observed_at,
+            # The legacy stack spends more of each request communicating: leaving that out narrows
+            # the rebuilt stack's lead.
+            value=row.value * (0.97 if row.system_id == rebuilt else 0.9),
+            unit=row.unit,
+        )
+        for row in Observation.objects.filter(definition=v1)
+    )

@@ -107,7 +107,11 @@ class Gate(models.Model):
         "evaluate": {*UNDECIDED, *DECIDED},
         "decide": set(UNDECIDED),
         "reopen": set(DECIDED),
+        # A decided gate's criteria are its frozen evidence: reopen it to change them.
         "add_criterion": set(UNDECIDED),
+        "edit_criterion": set(UNDECIDED),
+        "delete_criterion": set(UNDECIDED),
+        "repin": set(UNDECIDED),
     }
 
     phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="gates")

@@ -57,7 +57,9 @@ def program_get(slug: str) -> Program:
 
 def gate_get(gate_id: int) -> Gate:
     """A gate with its criteria, their latest results and the decisions, in a fixed number of queries."""
-    latest = Evaluation.objects.filter(gate_id=gate_id).order_by("-evaluated_at", "-id").first()
+    # The last one confirmed: a reused evaluation (the same inputs again, as after an edit is undone)
+    # keeps its evaluated_at but is checked again.
+    latest = Evaluation.objects.filter(gate_id=gate_id).order_by("-checked_at", "-id").first()
     results = CriterionResult.objects.filter(evaluation=latest) if latest else CriterionResult.objects.none()
     gate = (
         Gate.objects.select_related(

@@ -1,9 +1,14 @@
 """Every write and state change of the program app."""
 
 from program.services.bindings import program_bind
-from program.services.gates import (
+from program.services.criteria import (
     criterion_add,
     criterion_attest,
+    criterion_delete,
+    criterion_edit,
+    gate_repin,
+)
+from program.services.gates import (
     gate_add,
     gate_decide,
     gate_evaluate,
@@ -18,11 +23,14 @@ from program.services.programs import phase_replan, program_advance, program_cre
 __all__ = [
     "criterion_add",
     "criterion_attest",
+    "criterion_delete",
+    "criterion_edit",
     "gate_add",
     "gate_decide",
     "gate_evaluate",
     "gate_evaluation_queue",
     "gate_reopen",
+    "gate_repin",
     "gates_evaluate_for_definitions",
     "gates_mark_stale",
     "migration_set_state",

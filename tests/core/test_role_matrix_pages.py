@@ -62,6 +62,10 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "program:gate-evaluate": (POST_ONLY, row("302 403 403 302 403 403 302")),
     "program:gate-reopen": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "program:criterion-attest": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "program:criterion-add": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:criterion-edit": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:criterion-delete": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "program:gate-repin": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "freeze:list": READ,
     "freeze:window": READ,
     "freeze:levels": LEAD_FORM,
@@ -162,6 +166,10 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "program:gate-decide": {"pk": gate.pk},
             "program:gate-evaluate": {"pk": gate.pk},
             "program:gate-reopen": {"pk": gate.pk},
+            "program:criterion-add": {"pk": gate.pk},
+            "program:criterion-edit": {"pk": gate.criteria.order_by("pk").first().pk},
+            "program:criterion-delete": {"pk": gate.criteria.order_by("pk").first().pk},
+            "program:gate-repin": {"pk": gate.pk},
             "program:criterion-attest": {
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
             },

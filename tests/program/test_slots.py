@@ -226,3 +226,26 @@ def test_a_measured_criterion_may_lack_a_metric_only_while_it_has_a_slot(lead, d
     Criterion.objects.create(
         gate=gate, name="waits for its slot", kind="relative", threshold=1.0, slot="throughput"
     )
+
+
+def test_a_metric_chosen_by_hand_detaches_the_criterion_from_its_slot(as_user, lead):
+    client = as_user(lead)
+    systems(client)
+    assert client.post("/api/v1/programs/", PAYLOAD, format="json").status_code == 201
+    own = own_registry()
+    other = definition(key="samples-per-sec", unit="sample/s", direction="higher_is_better", statistic="mean")
+    hand = Criterion.objects.filter(slot="throughput", gate=exit_gate("canary")).first()
+    response = client.patch(f"/api/v1/criteria/{hand.pk}/", {"metric": other.ref}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["slot"] in ("", None)
+    bound = client.post(
+        f"/api/v1/programs/{PAYLOAD['slug']}/bindings/",
+        {"bindings": {"throughput": "tokens-per-sec"}},
+        format="json",
+    )
+    assert bound.status_code == 200, bound.json()
+    hand.refresh_from_db()
+    assert hand.metric == other  # the binding did not overwrite the lead's choice
+    assert Criterion.objects.filter(slot="throughput", metric=own["throughput"]).exists()
+    edited = Transition.objects.filter(action="criterion_edited").last()
+    assert edited.data["changes"]["slot"] == ["throughput", ""]
