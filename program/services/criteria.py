@@ -162,6 +162,9 @@ def criterion_edit(*, actor, criterion: Criterion, **changes) -> Criterion:
             setattr(criterion, field, new)
     if not diff:
         return criterion
+    if "metric" in diff and criterion.metric is None and criterion.kind != Criterion.Kind.MANUAL:
+        # Unbinding is not an edit: an unbound slot only comes from a template (bindings never unbind).
+        raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
     # A metric or workload chosen by hand detaches the criterion from its template slot, so a later
     # binding of that slot does not overwrite the lead's choice.
     for field, slot_field in (("metric", "slot"), ("workload", "workload_slot")):
