@@ -25,6 +25,7 @@ WRITE_RULES = {
     "program_create": WriteRule("create programs", (PROGRAM_LEADS,)),
     "program_advance": WriteRule("advance phases", (PROGRAM_LEADS,)),
     "phase_replan": WriteRule("re-plan phases", (PROGRAM_LEADS,)),
+    "phase_backfill_dates": WriteRule("backfill phase dates", (PROGRAM_LEADS,)),
     "gate_add": WriteRule("add gates", (PROGRAM_LEADS,)),
     "gate_evaluate": WriteRule("evaluate gates", EVALUATE_ROLES),
     "gate_decide": WriteRule("decide gates", (PROGRAM_LEADS,)),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import api
+from program import api, api_plan
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
@@ -8,6 +8,7 @@ urlpatterns = [
     path("programs/<slug:slug>/advance/", api.ProgramAdvance.as_view(), name="program-advance"),
     path("programs/<slug:slug>/migrations/", api.ProgramMigrations.as_view(), name="program-migrations"),
     path("phases/<int:pk>/replan/", api.PhaseReplan.as_view(), name="phase-replan"),
+    path("phases/<int:pk>/actual-dates/", api_plan.PhaseActualDates.as_view(), name="phase-actual-dates"),
     path("gates/", api.GateCreateView.as_view(), name="gate-create"),
     path("gates/<int:pk>/", api.GateDetail.as_view(), name="gate-detail"),
     path("gates/<int:pk>/evaluate/", api.GateEvaluate.as_view(), name="gate-evaluate"),

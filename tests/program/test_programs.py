@@ -103,7 +103,7 @@ def test_advancing_past_the_last_phase_completes_the_program(lead, ref):
     program = make_program(lead)
     Gate.objects.filter(kind="exit").update(status="passed")
     for _ in range(4):
-        program_advance(actor=lead, program=program)
+        program_advance(actor=lead, program=program, reason="on the data")
     program.refresh_from_db()
     assert program.status == "completed"
     assert not Phase.objects.filter(status="active").exists()
