@@ -481,7 +481,7 @@ class ProgramMigrations(APIView):
 
 class MigrationStateInput(serializers.Serializer):
     state = serializers.ChoiceField(choices=WorkloadMigration.State.choices)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
 
 
 @extend_schema(

@@ -163,11 +163,11 @@ def _migrations(program: Program, engineer) -> None:
             actor=engineer, program=program, workload=Workload.objects.get(key=key), wave=wave
         )
         for state in states:
-            reason = (
-                "Ranking quality regressed 0.4% in dual-run; back to legacy."
-                if state == "rolled_back"
-                else ""
-            )
+            reason = {
+                "dual_run": "Both stacks run it; comparing for two weeks.",
+                "on_new": "Dual-run numbers at parity; legacy copy switched off.",
+                "rolled_back": "Ranking quality regressed 0.4% in dual-run; back to legacy.",
+            }[state]
             migration = services.migration_set_state(
                 actor=engineer, migration=migration, state=state, reason=reason
             )
