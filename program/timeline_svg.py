@@ -95,16 +95,20 @@ def timeline_svg(timeline: Timeline) -> SafeString:
                 f'height="12" rx="3" fill="{ACTUAL.get(phase.status, INK)}">'
                 f"<title>actual {phase.actual_start:%-d %b %Y} – {finish}</title></rect>"
             )
-    for mark in timeline.gate_marks:
+    marks = timeline.gate_marks
+    for index, mark in enumerate(marks):
         x, y = _x(mark.left), AXIS_H + mark.row * ROW_H + 44
         colour = GATE.get(mark.gate.status, MUTED)
+        # A marker close before the next one on its row gets its number on the left, so both read.
+        crowded = any(other.row == mark.row and 0 <= _x(other.left) - x < 26 for other in marks[index + 1 :])
+        label_x, anchor = (x - 9, "end") if crowded else (x + 9, "start")
         href = reverse("program:gate", args=[mark.gate.pk])
         parts.append(
             f'<a class="tl-gate {mark.gate.status}" href="{href}">'
             f"<title>{mark.number}. {escape(mark.gate.name)} — {mark.gate.status}, due "
             f"{mark.gate.due_date:%-d %b %Y}</title>"
             f'<path d="M{x:.1f},{y - 7:.1f}l7,7l-7,7l-7,-7z" fill="{colour}" stroke="#fff" stroke-width="1"/>'
-            f"{_text(x + 9, y + 4, str(mark.number), size=10, fill=colour)}</a>"
+            f"{_text(label_x, y + 4, str(mark.number), size=10, fill=colour, anchor=anchor)}</a>"
         )
     if timeline.today_left is not None:
         x = _x(timeline.today_left)
