@@ -133,6 +133,14 @@ def demo_load(*, users, stdout) -> None:
         services.gate_evaluate(gate=gate)
 
     _backdate(program, start)
+    frontier = Phase.objects.get(program=program, kind="frontier")
+    services.phase_replan(
+        actor=lead,
+        phase=frontier,
+        planned_start=frontier.planned_start,
+        planned_end=frontier.planned_end + timedelta(days=14),
+        reason="Two more weeks of cluster time for the final large-scale run.",
+    )
     _migrations(program, engineer)
     stdout.write(f"Loaded demo program '{program.name}' (month 11 of 14, in cutover).")
 

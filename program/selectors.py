@@ -140,7 +140,21 @@ def _slip(phase: Phase, today: date) -> tuple[int | None, str]:
 def program_timeline(program: Program, today: date | None = None) -> Timeline:
     """Positions (as % of the program span) for the timeline: month axis, planned vs actual, today, gates."""
     today = today or timezone.localdate()
-    start, end = program.start_date, month_end(program.start_date, program.months)
+    start = program.start_date
+    phases = list(program.phases.all())
+    # A plan that slipped past month 14 gets month 15 and on, rather than bars cut at the edge.
+    last = max(
+        [
+            month_end(start, program.months),
+            *(p.actual_end or p.planned_end for p in phases),
+            *(p.planned_end for p in phases),
+            *(g.due_date for p in phases for g in p.gates.all()),
+        ]
+    )
+    shown = program.months
+    while month_end(start, shown) < last and shown < program.months + 24:
+        shown += 1
+    end = month_end(start, shown)
     span = max((end - start).days + 1, 1)
 
     def left(day: date) -> float:
@@ -150,12 +164,12 @@ def program_timeline(program: Program, today: date | None = None) -> Timeline:
         return left(day + timedelta(days=1))
 
     ticks = []
-    for number in range(1, program.months + 1):
+    for number in range(1, shown + 1):
         first = month_start(start, number)
         label = f"{first:%b ’%y}" if number == 1 or first.month == 1 else f"{first:%b}"
         ticks.append(MonthTick(number, left(first), right(month_end(start, number)) - left(first), label))
     bars, marks = [], []
-    for row, phase in enumerate(program.phases.all()):
+    for row, phase in enumerate(phases):
         actual = None
         if phase.actual_start:
             finish = phase.actual_end or today
