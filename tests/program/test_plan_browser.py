@@ -104,6 +104,12 @@ def test_engineer_sees_no_plan_forms_and_a_forced_visit_is_refused(page, demo):
     assert page.locator("text=Complete Cutover and advance…").count() == 0
     assert page.locator("a.phase-dates-link").count() == 0
     assert page.locator("text=Record migration states…").count() == 1  # engineers record migrations
+    # The history is paged: "Older entries" appends the next page in place (htmx).
+    before = page.locator("#history li").count()
+    page.click("text=Older entries")
+    page.locator(f"#history li >> nth={before}").wait_for()
+    assert page.url.endswith("/programs/frontier-rebuild/")  # stayed on the page
+    assert "Lena created Frontier training stack rebuild" in page.inner_text("#history")
     response = page.goto("/programs/frontier-rebuild/advance/")
     assert response.status == 403
     assert "Only a program lead may advance phases." in page.inner_text("main")
