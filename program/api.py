@@ -249,7 +249,9 @@ def _program(slug: str) -> Program:
     tags=["program"], request=ReasonInput, responses=ProgramDetailOutput, parameters=[IDEMPOTENCY_KEY]
 )
 class ProgramAdvance(APIView):
-    """Complete the active phase (its exit gate passed or waived) and activate the next."""
+    """Complete the active phase (its exit gate passed or waived) and activate the next; both get
+    today as their actual end and start. More than 7 days before or after the active phase's planned
+    end, a `reason` is required (400 naming `reason`); it goes into the history."""
 
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["program_advance"]

@@ -33,6 +33,11 @@ def _check_dates(phase: Phase, start: date | None, end: date | None, neighbours:
     for field, value in (("actual_start", start), ("actual_end", end)):
         if value is not None and value > today:
             raise _bad(field, f"{field} must not be in the future (today is {today.isoformat()}).")
+    if start < phase.program.start_date:
+        raise _bad(
+            "actual_start",
+            f"actual_start must not be before the program starts ({phase.program.start_date}).",
+        )
     if end is not None and end < start:
         raise _bad("actual_end", "actual_end must not be before actual_start.")
     before = [p for p in neighbours if p.order < phase.order]
@@ -60,7 +65,12 @@ def phase_backfill_dates(*, actor, phase: Phase, reason: str, actual_start=UNSET
     require_role(actor, PROGRAM_LEADS, "backfill phase dates")
     if not reason.strip():
         raise _bad("reason", "Say why the actual dates change.")
-    neighbours = list(Phase.objects.select_for_update().filter(program_id=phase.program_id).order_by("order"))
+    neighbours = list(
+        Phase.objects.select_for_update(of=("self",))
+        .select_related("program")
+        .filter(program_id=phase.program_id)
+        .order_by("order")
+    )
     phase = next(p for p in neighbours if p.pk == phase.pk)
     require_state(
         subject=f"Phase '{phase.name}'",

@@ -143,6 +143,11 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
         raise ApplicationError(
             "planned_end must not be before planned_start.", status=400, field="planned_end"
         )
+    for field, value in (("planned_start", planned_start), ("planned_end", planned_end)):
+        if not EARLIEST_START <= value <= LATEST_START:  # year 9999 would overflow the freeze window
+            raise ApplicationError(
+                f"{field} must be between {EARLIEST_START} and {LATEST_START}.", status=400, field=field
+            )
     if not reason.strip():
         raise ApplicationError("Say why the plan changes.", status=400, field="reason")
     phase = Phase.objects.select_for_update().get(pk=phase.pk)

@@ -86,3 +86,15 @@ def test_backfilling_the_actual_start_moves_the_window_again(
         .values_list("data__cause", flat=True)
     )
     assert causes == ["re-planned", "started", "dates backfilled"]
+
+
+def test_completing_the_sprint_ends_its_window_that_day(
+    lead, frontier_ready, django_capture_on_commit_callbacks
+):
+    today = timezone.localdate()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.program_advance(actor=lead, program=frontier_ready, reason="early")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.program_advance(actor=lead, program=frontier_ready, reason="Sprint done in a day (test)")
+    window = _window(frontier_ready)
+    assert (window.starts_at.date(), window.ends_at.date()) == (today, today + timedelta(days=1))

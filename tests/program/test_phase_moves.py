@@ -98,6 +98,7 @@ def test_lead_backfills_actual_dates_with_a_reason(as_user, lead, program):
         ("poc", {"actual_end": None}, "actual_end"),  # a completed phase keeps an end
         ("canary", {"actual_end": "TODAY"}, "actual_end"),  # an active phase has none yet
         ("canary", {"actual_start": "LONG_AGO"}, "actual_start"),  # before the PoC ended
+        ("poc", {"actual_start": "BEFORE_PROGRAM"}, "actual_start"),
         ("poc", {"actual_end": "TOMORROW_OF_CANARY"}, "actual_end"),  # after the canary started
         ("poc", {"actual_end": "YESTERDAY", "reason": " "}, "reason"),
     ],
@@ -115,6 +116,7 @@ def test_backfill_refuses_bad_dates_naming_the_field(as_user, lead, program, whi
         "YESTERDAY": today - timedelta(days=1),
         "LONG_AGO": today - timedelta(days=400),
         "TOMORROW_OF_CANARY": today - timedelta(days=4),
+        "BEFORE_PROGRAM": program.start_date - timedelta(days=1),
     }
     payload = {"reason": "correcting"}
     for key, value in body.items():

@@ -138,6 +138,17 @@ def test_replan_keeps_history_and_moves_the_exit_gate(as_user, lead, ref):
     assert phase.events.count() >= 2  # pghistory keeps every version of the row
 
 
+def test_replan_refuses_dates_no_calendar_plan_has(as_user, lead, ref):
+    make_program(lead)
+    phase = Phase.objects.get(kind="canary")
+    response = as_user(lead).post(
+        f"/api/v1/phases/{phase.pk}/replan/",
+        {"planned_start": "2026-09-01", "planned_end": "9999-12-31", "reason": "typo"},
+        format="json",
+    )
+    assert response.status_code == 400 and response.json()["errors"][0]["field"] == "planned_end"
+
+
 def test_replan_refuses_reversed_dates_and_missing_reason(as_user, lead, ref):
     make_program(lead)
     phase = Phase.objects.get(kind="cutover")
