@@ -26,6 +26,7 @@ WRITE_RULES = {
     "program_create": WriteRule("create programs", (PROGRAM_LEADS,)),
     "program_advance": WriteRule("advance phases", (PROGRAM_LEADS,)),
     "phase_replan": WriteRule("re-plan phases", (PROGRAM_LEADS,)),
+    "phase_backfill_dates": WriteRule("backfill phase dates", (PROGRAM_LEADS,)),
     "gate_add": WriteRule("add gates", (PROGRAM_LEADS,)),
     "gate_evaluate": WriteRule("evaluate gates", EVALUATE_ROLES),
     "gate_decide": WriteRule("decide gates", (PROGRAM_LEADS,)),
@@ -263,7 +264,9 @@ def _program(slug: str) -> Program:
     tags=["program"], request=ReasonInput, responses=ProgramDetailOutput, parameters=[IDEMPOTENCY_KEY]
 )
 class ProgramAdvance(APIView):
-    """Complete the active phase (its exit gate passed or waived) and activate the next."""
+    """Complete the active phase (its exit gate passed or waived) and activate the next; both get
+    today as their actual end and start. More than 7 days before or after the active phase's planned
+    end, a `reason` is required (400 naming `reason`); it goes into the history."""
 
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["program_advance"]
@@ -427,7 +430,7 @@ class ProgramMigrations(APIView):
 
 class MigrationStateInput(serializers.Serializer):
     state = serializers.ChoiceField(choices=WorkloadMigration.State.choices)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
 
 
 @extend_schema(

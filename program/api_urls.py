@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import api, api_bindings, api_criteria, api_templates
+from program import api, api_bindings, api_criteria, api_plan, api_templates
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("templates/", api_templates.TemplateList.as_view(), name="template-list"),
     path("templates/<slug:key>/", api_templates.TemplateDetail.as_view(), name="template-detail"),
     path("phases/<int:pk>/replan/", api.PhaseReplan.as_view(), name="phase-replan"),
+    path("phases/<int:pk>/actual-dates/", api_plan.PhaseActualDates.as_view(), name="phase-actual-dates"),
     path("gates/", api.GateCreateView.as_view(), name="gate-create"),
     path("gates/<int:pk>/", api.GateDetail.as_view(), name="gate-detail"),
     path("gates/<int:pk>/evaluate/", api.GateEvaluate.as_view(), name="gate-evaluate"),

@@ -144,6 +144,14 @@ def demo_load(*, users, stdout) -> None:
         services.gate_evaluate(gate=gate)
 
     _backdate(program, start)
+    frontier = Phase.objects.get(program=program, kind="frontier")
+    services.phase_replan(
+        actor=lead,
+        phase=frontier,
+        planned_start=frontier.planned_start,
+        planned_end=frontier.planned_end + timedelta(days=14),
+        reason="Two more weeks of cluster time for the final large-scale run.",
+    )
     _migrations(program, engineer)
     _shadow_period(users["metrics"])
     stdout.write(f"Loaded demo program '{program.name}' (month 11 of 14, in cutover).")
@@ -175,11 +183,11 @@ def _migrations(program: Program, engineer) -> None:
             actor=engineer, program=program, workload=Workload.objects.get(key=key), wave=wave
         )
         for state in states:
-            reason = (
-                "Ranking quality regressed 0.4% in dual-run; back to legacy."
-                if state == "rolled_back"
-                else ""
-            )
+            reason = {
+                "dual_run": "Both stacks run it; comparing for two weeks.",
+                "on_new": "Dual-run numbers at parity; legacy copy switched off.",
+                "rolled_back": "Ranking quality regressed 0.4% in dual-run; back to legacy.",
+            }[state]
             migration = services.migration_set_state(
                 actor=engineer, migration=migration, state=state, reason=reason
             )

@@ -69,6 +69,8 @@ class Phase(models.Model):
         "replan": {Status.PLANNED, Status.ACTIVE},
         "add_gate": {Status.PLANNED, Status.ACTIVE},
         "activate": {Status.PLANNED},
+        # Correcting actual dates: only a phase that has started has any.
+        "backfill_dates": {Status.ACTIVE, Status.COMPLETED},
     }
 
     class Meta:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import views, views_bindings, views_criteria
+from program import views, views_bindings, views_criteria, views_plan
 
 app_name = "program"
 
@@ -16,7 +16,13 @@ urlpatterns = [
     path("criteria/<int:pk>/attest/", views.criterion_attest, name="criterion-attest"),
     path("criteria/<int:pk>/edit/", views_criteria.criterion_edit, name="criterion-edit"),
     path("criteria/<int:pk>/delete/", views_criteria.criterion_delete, name="criterion-delete"),
+    path("phases/<int:pk>/dates/", views_plan.phase_dates, name="phase-dates"),
+    path("phases/<int:pk>/replan/", views_plan.phase_replan, name="phase-replan"),
+    path("phases/<int:pk>/actual-dates/", views_plan.phase_actual_dates, name="phase-actual-dates"),
+    path("migrations/<int:pk>/state/", views_plan.migration_state, name="migration-state"),
     path("<slug:slug>/", views.program_detail, name="detail"),
-    path("<slug:slug>/advance/", views.program_advance, name="advance"),
+    path("<slug:slug>/advance/", views_plan.program_advance, name="advance"),
+    path("<slug:slug>/migrations/", views_plan.program_migrations, name="migrations"),
+    path("<slug:slug>/history/", views_plan.program_history, name="history"),
     path("<slug:slug>/bindings/", views_bindings.program_bind, name="bind"),
 ]

@@ -5,7 +5,6 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from core.audit import transitions_for_many
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.forms import add_service_error
@@ -16,10 +15,13 @@ from program import selectors, services
 from program.criteria_history import criteria_change_sentence
 from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.forms_criteria import CriterionForm, criterion_choices, edit_form
-from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
+from program.history import program_history
+from program.models import Criterion, Gate, Phase, Program
 from program.services.gates import EVALUATE_ROLES
 from program.shadows import criteria_shadows
+from program.timeline_svg import timeline_svg
 from program.versions import active_of, current_versions, stale_moves
+from program.views_plan import MIGRATION_ROLES
 
 
 @require_GET
@@ -66,26 +68,14 @@ def program_detail(request, slug: str):
         {
             "program": program,
             "timeline": timeline,
+            "timeline_svg": timeline_svg(timeline),
             "phases": phases,
             "current": current,
             "waves": sorted(waves.items()),
-            "history": _program_history(phases, list(program.migrations.all())),
+            "history": program_history(program),
+            "can_record_migrations": any(has_role(request.user, role) for role in MIGRATION_ROLES),
         },
     )
-
-
-def _program_history(phases: list[Phase], migrations: list) -> list:
-    """Phase transitions and workload moves, newest first (two queries)."""
-    records = [
-        *transitions_for_many(Phase, [p.pk for p in phases]),
-        *transitions_for_many(WorkloadMigration, [m.pk for m in migrations]),
-    ]
-    names = {m.pk: m.workload.key for m in migrations}
-    for record in records:
-        record.subject_label = (
-            names.get(record.object_id, "") if record.action in ("state", "planned", "re-waved") else ""
-        )
-    return sorted(records, key=lambda r: (r.at, r.pk), reverse=True)[:15]
 
 
 def _evidence_views(criterion, result) -> dict:
@@ -249,18 +239,3 @@ def criterion_attest(request, pk: int):
     services.gate_evaluate(gate=criterion.gate, actor=request.user)
     messages.success(request, f"Attested: {criterion.name}.")
     return gate_answer(request, criterion.gate)
-
-
-@require_POST
-@role_required(PROGRAM_LEADS, action="advance phases")
-def program_advance(request, slug: str):
-    program = get_object_or_404(Program, slug=slug)
-    try:
-        phase = services.program_advance(
-            actor=request.user, program=program, reason=request.POST.get("reason", "")
-        )
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, f"Now in {phase.name}." if phase else "Program completed.")
-    return redirect("program:detail", slug=slug)

@@ -18,6 +18,7 @@ from program.services.gates import (
     gates_mark_stale,
 )
 from program.services.migrations import migration_set_state, migration_upsert
+from program.services.phases import phase_backfill_dates
 from program.services.programs import phase_replan, program_advance, program_create
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "gates_mark_stale",
     "migration_set_state",
     "migration_upsert",
+    "phase_backfill_dates",
     "phase_replan",
     "program_advance",
     "program_bind",

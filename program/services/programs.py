@@ -19,6 +19,9 @@ from program.months import month_end, month_start
 from program.services.bindings import bindings_resolve, bound_label
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
+MSG_REASON_OFF_PLAN = "{phase} was planned to end on {planned_end}; advancing today is {days} days {way} plan. Say why (reason)."
+# Advancing this many days before or after the planned end is "on plan"; beyond it needs a reason.
+ADVANCE_TOLERANCE_DAYS = 7
 
 # A plan's months must fit in a date; far-off years are typos (year 9999 overflowed the phase dates).
 EARLIEST_START, LATEST_START = date(2000, 1, 1), date(2100, 12, 31)
@@ -145,6 +148,11 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
         raise ApplicationError(
             "planned_end must not be before planned_start.", status=400, field="planned_end"
         )
+    for field, value in (("planned_start", planned_start), ("planned_end", planned_end)):
+        if not EARLIEST_START <= value <= LATEST_START:  # year 9999 would overflow the freeze window
+            raise ApplicationError(
+                f"{field} must be between {EARLIEST_START} and {LATEST_START}.", status=400, field=field
+            )
     if not reason.strip():
         raise ApplicationError("Say why the plan changes.", status=400, field="reason")
     phase = Phase.objects.select_for_update().get(pk=phase.pk)
@@ -168,8 +176,17 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
             "after": {"planned_start": planned_start.isoformat(), "planned_end": planned_end.isoformat()},
         },
     )
-    signals.phase_replanned.send(sender=Phase, phase_id=phase.pk)
+    signals.phase_dates_changed.send(sender=Phase, phase_id=phase.pk, cause="re-planned")
     return phase
+
+
+def advance_days_off_plan(phase: Phase, today: date) -> int:
+    """Days between today and the phase's planned end: negative is early, positive late."""
+    return (today - phase.planned_end).days
+
+
+def advance_needs_reason(phase: Phase, today: date) -> bool:
+    return abs(advance_days_off_plan(phase, today)) > ADVANCE_TOLERANCE_DAYS
 
 
 @transaction.atomic
@@ -201,8 +218,21 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
             extra={"gate": exit_gate.pk},
         )
     today = timezone.localdate()
+    days_off = advance_days_off_plan(current, today)
+    if advance_needs_reason(current, today) and not reason.strip():
+        raise ApplicationError(
+            MSG_REASON_OFF_PLAN.format(
+                phase=current.name,
+                planned_end=current.planned_end.isoformat(),
+                days=abs(days_off),
+                way="ahead of" if days_off < 0 else "behind",
+            ),
+            status=400,
+            field="reason",
+        )
     current.status, current.actual_end = Phase.Status.COMPLETED, today
     current.save(update_fields=["status", "actual_end"])
+    # The history sentence ("Lena advanced Canary → Cutover: exit gate passed") reads from this row.
     transition_record(
         subject=current,
         action="completed",
@@ -210,7 +240,14 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
         from_state="active",
         to_state="completed",
         reason=reason,
+        data={
+            "next_phase": following.name if following else None,
+            "exit_gate": {"name": exit_gate.name, "status": exit_gate.status} if exit_gate else None,
+            "planned_end": current.planned_end.isoformat(),
+            "days_off_plan": days_off,
+        },
     )
+    signals.phase_dates_changed.send(sender=Phase, phase_id=current.pk, cause="completed")
     if following is None:
         Program.objects.filter(pk=program.pk).update(status=Program.Status.COMPLETED)
         transition_record(
@@ -231,5 +268,8 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
         from_state="planned",
         to_state="active",
         reason=reason,
+        data={"planned_start": following.planned_start.isoformat()},
     )
+    # A phase that starts early or late takes its freeze windows with it (the frontier sprint).
+    signals.phase_dates_changed.send(sender=Phase, phase_id=following.pk, cause="started")
     return following

@@ -80,6 +80,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/api/v1/observations/"): EVERYONE,
     ("POST", "/api/v1/observations/batch/"): frozenset({"ingest_user"}),
     ("POST", "/api/v1/phases/{id}/replan/"): LEAD,
+    ("POST", "/api/v1/phases/{id}/actual-dates/"): LEAD,
     ("GET", "/api/v1/programs/"): EVERYONE,
     ("POST", "/api/v1/programs/"): LEAD,
     ("GET", "/api/v1/programs/{slug}/"): EVERYONE,

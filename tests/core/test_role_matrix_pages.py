@@ -17,7 +17,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from freeze import services as freeze_services
-from program.models import Criterion, Gate
+from metrics.models import Workload
+from program import services as program_services
+from program.models import Criterion, Gate, Phase
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 ROLES = ("anonymous", "viewer", "engineer", "metric_owner", "component_owner", "ingest", "lead")
@@ -55,7 +57,15 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "program:list": READ,
     "program:new": LEAD_FORM,
     "program:detail": READ,
-    "program:advance": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    # The confirmation step; the fixture's exit gate is open, so the lead's POST is refused (409).
+    "program:advance": (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 409")),
+    "program:history": READ,
+    "program:phase-dates": (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 405")),
+    "program:phase-replan": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:phase-actual-dates": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    # As the API's migration_record rule: program leads and framework engineers.
+    "program:migrations": (row("302 403 200 403 403 403 200"), row("302 403 405 403 403 403 405")),
+    "program:migration-state": (POST_ONLY, row("302 403 400 403 403 403 400")),
     "program:bind": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "program:gate": READ,
     "program:gate-decide": (POST_ONLY, row("302 403 403 403 403 403 400")),
@@ -142,6 +152,10 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
     freeze_services.exception_approve(approver=component_owner, exception=approved)
     gate = Gate.objects.filter(phase__program=program).order_by("pk").first()
+    phase = Phase.objects.get(program=program, status="active")
+    migration = program_services.migration_upsert(
+        actor=lead, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
+    )
     users = {
         "anonymous": None,
         "viewer": viewer,
@@ -162,6 +176,12 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "program:detail": {"slug": program.slug},
             "program:advance": {"slug": program.slug},
             "program:bind": {"slug": program.slug},
+            "program:history": {"slug": program.slug},
+            "program:migrations": {"slug": program.slug},
+            "program:migration-state": {"pk": migration.pk},
+            "program:phase-dates": {"pk": phase.pk},
+            "program:phase-replan": {"pk": phase.pk},
+            "program:phase-actual-dates": {"pk": phase.pk},
             "program:gate": {"pk": gate.pk},
             "program:gate-decide": {"pk": gate.pk},
             "program:gate-evaluate": {"pk": gate.pk},

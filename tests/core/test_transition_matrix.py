@@ -29,6 +29,7 @@ EXPECTED_TABLES = {
         "replan": {"planned", "active"},
         "add_gate": {"planned", "active"},
         "activate": {"planned"},
+        "backfill_dates": {"active", "completed"},
     },
     "gate": {
         "evaluate": {"open", "ready", "passed", "failed", "waived"},
@@ -207,6 +208,13 @@ class Arena:
                 },
                 format="json",
             )
+        if action == "backfill_dates":
+            phase.refresh_from_db()
+            today = timezone.localdate()
+            body = {"actual_start": (today - timedelta(days=1)).isoformat(), "reason": "matrix"}
+            if phase.status == "completed":
+                body["actual_end"] = today.isoformat()
+            return lead.post(f"/api/v1/phases/{phase.pk}/actual-dates/", body, format="json")
         # activate: advancing the program activates the phase after the active one.
         return self.act_on_program(self.program, "advance")
 
