@@ -7,7 +7,7 @@ re-serialized with sorted keys, plus the path arguments; so whitespace, key orde
 `; charset=utf-8` do not make a repeat different, but another body or another object does (422).
 Concurrent repeats queue on a transaction-scoped advisory lock on (user, operation, key): one runs,
 the others wait for its commit and replay it. Error answers are not stored, so a corrected retry
-may reuse the key.
+may reuse the key. Stored answers are kept IDEMPOTENCY_RETENTION_HOURS, then purged by a beat task.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
 from django.http import QueryDict
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.response import Response
@@ -130,7 +133,8 @@ def remember(*, user, scope: str, key: str, request_hash: str, status_code: int,
 
 
 def replay(record: IdempotencyRecord) -> Response:
-    return Response(record.response_body, status=record.response_status, headers={REPLAY_HEADER: "true"})
+    body = None if record.response_status == status.HTTP_204_NO_CONTENT else record.response_body
+    return Response(body, status=record.response_status, headers={REPLAY_HEADER: "true"})
 
 
 def idempotent(handler: Callable) -> Callable:
@@ -159,7 +163,12 @@ def idempotent(handler: Callable) -> Callable:
             except Exception as exc:  # rendered as DRF would; what it cannot render re-raises
                 response = view.handle_exception(exc)
             if status.is_success(response.status_code):
-                body = json.loads(json.dumps(response.data, cls=JSONEncoder))
+                # A 204 has no body; the column holds JSON, so it keeps {} (replay sends none).
+                body = (
+                    json.loads(json.dumps(response.data, cls=JSONEncoder))
+                    if response.data is not None
+                    else {}
+                )
                 remember(
                     user=request.user,
                     scope=scope,
@@ -171,3 +180,10 @@ def idempotent(handler: Callable) -> Callable:
         return response
 
     return wrapper
+
+
+def idempotency_records_purge(*, now=None) -> int:
+    """Forget answers older than the retention; returns how many were deleted."""
+    cutoff = (now or timezone.now()) - timedelta(hours=settings.IDEMPOTENCY_RETENTION_HOURS)
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

@@ -3,6 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from core.idempotency import idempotency_records_purge as purge
 from core.notifications import DeliveryBusy, DeliveryFailed, delivery_attempt
 from core.outbox import outbox_sweep as sweep
 from core.outbox import queue_options
@@ -29,3 +30,8 @@ def deliver_notification(self, delivery_id: str) -> bool:
 @shared_task(**queue_options("celery"))
 def outbox_sweep() -> int:
     return sweep()
+
+
+@shared_task(**queue_options("celery"))
+def idempotency_records_purge() -> int:
+    return purge()

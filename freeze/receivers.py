@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.dispatch import receiver
 
 from core.outbox import outbox_add
-from program.signals import phase_replanned, program_created
+from program.signals import phase_dates_changed, program_created
 
 
 @receiver(program_created, dispatch_uid="freeze.frontier_window")
@@ -16,6 +16,6 @@ def frontier_window(sender, *, program_id, **kwargs):
     outbox_add(task="freeze.tasks.create_frontier_window", args=[program_id])
 
 
-@receiver(phase_replanned, dispatch_uid="freeze.follow_phase")
-def follow_phase(sender, *, phase_id, **kwargs):
-    outbox_add(task="freeze.tasks.follow_phase", args=[phase_id])
+@receiver(phase_dates_changed, dispatch_uid="freeze.follow_phase")
+def follow_phase(sender, *, phase_id, cause="re-planned", **kwargs):
+    outbox_add(task="freeze.tasks.follow_phase", args=[phase_id, cause])

@@ -28,5 +28,5 @@ def create_frontier_window(program_id: int) -> int | None:
 
 
 @shared_task(**queue_options("celery"))
-def follow_phase(phase_id: int) -> int:
-    return windows_follow_phase(phase_id=phase_id)
+def follow_phase(phase_id: int, cause: str = "re-planned") -> int:
+    return windows_follow_phase(phase_id=phase_id, cause=cause)

@@ -214,6 +214,8 @@ DEFINITIONS = [
     ),
 ]
 SAMPLES_PER_SERIES = 320
+SHADOW_SAMPLES = 160  # per system, over the last SHADOW_DAYS, for the draft step-time@3
+SHADOW_DAYS = 7
 DAYS = 60
 
 
@@ -250,6 +252,7 @@ def _ensure_reference_data(metric_owner) -> None:
         )
         services.definition_activate(actor=metric_owner, definition=definition)
     _ensure_version_history(metric_owner)
+    _ensure_shadow_version(metric_owner)
 
 
 def _ensure_version_history(metric_owner) -> None:
@@ -260,6 +263,44 @@ def _ensure_version_history(metric_owner) -> None:
         actor=metric_owner, key="step-time", changes={"excludes": ["data_loading", "checkpointing", "warmup"]}
     )
     services.definition_activate(actor=metric_owner, definition=v2)
+
+
+def _ensure_shadow_version(metric_owner) -> None:
+    """step-time@3, a draft that also stops the clock for compilation, collecting shadow data beside
+    v2 (rows sent as 'step-time@3') before anyone activates it: the metric page's version switcher."""
+    if MetricDefinition.objects.filter(key="step-time", version=3).exists():
+        return
+    services.definition_version_create(
+        actor=metric_owner,
+        key="step-time",
+        changes={"excludes": ["data_loading", "checkpointing", "warmup", "compilation"]},
+    )
+
+
+def _shadow_rows(rng: random.Random) -> list[dict]:
+    """The last week of llm-finetune-8b step times, measured the step-time@3 way (a little lower)."""
+    now = timezone.now().replace(microsecond=0)
+    rows = []
+    for system, mean in (("legacy", 790), ("rebuilt", 615)):
+        for i in range(SHADOW_SAMPLES):
+            at = (
+                now
+                - timedelta(days=SHADOW_DAYS)
+                + timedelta(seconds=int(i * SHADOW_DAYS * 86400 / SHADOW_SAMPLES))
+            )
+            rows.append(
+                {
+                    "metric": "step-time@3",
+                    "system": system,
+                    "workload": "llm-finetune-8b",
+                    "value": round(rng.lognormvariate(0, 0.08) * mean, 6),
+                    "unit": "ms",
+                    "observed_at": at.isoformat(),
+                    "run_id": f"shadow-{system}-{i // 20:03d}",
+                    "source": "demo",
+                }
+            )
+    return rows
 
 
 def _observation_rows(rng: random.Random) -> list[dict]:
@@ -304,7 +345,8 @@ def demo_load(*, users, stdout) -> None:
         _ensure_reference_data(users["metrics"])
     if Observation.objects.filter(source="demo").exists():
         return
-    rows = _observation_rows(random.Random(20261129))
+    rng = random.Random(20261129)
+    rows = _observation_rows(rng) + _shadow_rows(rng)
     for start in range(0, len(rows), 10_000):
         services.observations_ingest(
             rows=rows[start : start + 10_000], submitted_by=users["ingest"], source="demo"

@@ -30,9 +30,8 @@ class ComparisonForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        definitions = MetricDefinition.objects.exclude(status=MetricDefinition.Status.DRAFT).order_by(
-            "key", "-version"
-        )
+        # Drafts too: comparing a draft's shadow data is how a new version is tried before activation.
+        definitions = MetricDefinition.objects.order_by("key", "-version")
         self.fields["metric"].choices = [
             (
                 d.key if d.status == "active" else d.ref,

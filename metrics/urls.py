@@ -1,11 +1,39 @@
-from django.urls import path
+from django.urls import path, register_converter
 
-from metrics import views
+from metrics import views, views_definitions
+
+
+class MetricRefConverter:
+    """'key' (the active version) or 'key@N' (that version, whatever its status)."""
+
+    regex = r"[-a-zA-Z0-9_]+(?:@[0-9]+)?"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(MetricRefConverter, "metricref")
 
 app_name = "metrics"
 
 urlpatterns = [
     path("", views.registry, name="registry"),
     path("compare/", views.comparison_page, name="compare"),
-    path("<slug:key>/", views.metric_detail, name="detail"),
+    path("new/", views_definitions.definition_register_page, name="register"),
+    path("<slug:key>/versions/new/", views_definitions.version_new_page, name="version-new"),
+    path(
+        "<slug:key>@<int:version>/activate/",
+        views_definitions.version_activate_page,
+        name="version-activate",
+    ),
+    path(
+        "<slug:key>@<int:version>/deprecate/",
+        views_definitions.version_deprecate_page,
+        name="version-deprecate",
+    ),
+    # `key` may carry @N here: the page of that version.
+    path("<metricref:key>/", views.metric_detail, name="detail"),
 ]

@@ -9,6 +9,7 @@ from core.api.errors import flatten_errors
 from core.audit import transitions_for_many
 from core.charts import compare_bars, line_chart
 from core.errors import ApplicationError
+from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.forms import ComparisonForm, RegistryFilterForm
@@ -26,16 +27,19 @@ def registry(request):
     )
     rows = [(d, boundary_sentence(d)) for d in definitions]
     template = "metrics/_registry_rows.html" if request.htmx else "metrics/registry.html"
-    return render(request, template, {"rows": rows, "form": form})
+    context = {"rows": rows, "form": form, "can_register": has_role(request.user, METRIC_OWNERS)}
+    return render(request, template, context)
 
 
 @require_GET
 def metric_detail(request, key: str):
+    """`key`: the active version (else the newest); `key@N`: that version, whatever its status. Either
+    way the page shows that version's own observations, and links every other version."""
     try:
-        definition = selectors.definition_get(key)
+        definition = selectors.definition_resolve(key) if "@" in key else selectors.definition_get(key)
     except ApplicationError as exc:
         raise Http404(exc.message) from exc
-    versions = list(selectors.definition_versions(key))
+    versions = list(selectors.definition_versions(definition.key))
     history = []
     for newer, older in zip(versions, [*versions[1:], None], strict=True):
         history.append({"definition": newer, "changes": definition_changes(older, newer) if older else []})
@@ -62,6 +66,9 @@ def metric_detail(request, key: str):
             "transitions": transitions,
             "charts": charts,
             "systems": System.objects.all(),
+            "versions": versions,
+            "can_manage": has_role(request.user, METRIC_OWNERS),
+            "compare_metric": definition.key if definition.status == "active" else definition.ref,
         },
     )
 

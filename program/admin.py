@@ -25,7 +25,18 @@ class ProgramAdmin(ReadOnlyAdmin):
 
 class CriterionInline(ReadOnlyTabularInline):
     model = Criterion
-    fields = ("name", "kind", "metric", "workload", "operator", "threshold", "required", "attested_by")
+    fields = (
+        "name",
+        "kind",
+        "slot",
+        "metric",
+        "workload_slot",
+        "workload",
+        "operator",
+        "threshold",
+        "required",
+        "attested_by",
+    )
     readonly_fields = fields
 
 

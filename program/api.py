@@ -1,4 +1,6 @@
-"""Program API: programs from templates, phases, advance, gates, criteria, evaluation, decisions, migrations."""
+"""Program API: programs from templates, phases, advance, gates, evaluation, decisions, migrations.
+
+Criteria (add, edit, delete, attest, re-pin) are in program.api_criteria."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from metrics.models import System, Workload
-from metrics.selectors import definition_resolve
 from program import selectors, services
 from program.blueprints import blueprint_keys
 from program.models import Criterion, CriterionResult, Decision, Gate, Phase, Program, WorkloadMigration
@@ -25,12 +26,16 @@ WRITE_RULES = {
     "program_create": WriteRule("create programs", (PROGRAM_LEADS,)),
     "program_advance": WriteRule("advance phases", (PROGRAM_LEADS,)),
     "phase_replan": WriteRule("re-plan phases", (PROGRAM_LEADS,)),
+    "phase_backfill_dates": WriteRule("backfill phase dates", (PROGRAM_LEADS,)),
     "gate_add": WriteRule("add gates", (PROGRAM_LEADS,)),
     "gate_evaluate": WriteRule("evaluate gates", EVALUATE_ROLES),
     "gate_decide": WriteRule("decide gates", (PROGRAM_LEADS,)),
     "gate_reopen": WriteRule("reopen gates", (PROGRAM_LEADS,)),
     "criterion_add": WriteRule("add criteria", (PROGRAM_LEADS,)),
     "criterion_attest": WriteRule("attest checklist items", (PROGRAM_LEADS,)),
+    "criterion_edit": WriteRule("edit criteria", (PROGRAM_LEADS,)),
+    "criterion_delete": WriteRule("delete criteria", (PROGRAM_LEADS,)),
+    "gate_repin": WriteRule("re-pin criteria", (PROGRAM_LEADS,)),
     "migration_record": WriteRule("record migrations", (PROGRAM_LEADS, FRAMEWORK_ENGINEERS)),
 }
 
@@ -131,6 +136,8 @@ class CriterionOutput(serializers.ModelSerializer):
             "kind",
             "metric",
             "workload",
+            "slot",
+            "workload_slot",
             "statistic",
             "operator",
             "threshold",
@@ -187,6 +194,14 @@ class ProgramCreate(serializers.Serializer):
     baseline_system = serializers.SlugField()
     candidate_system = serializers.SlugField()
     template = serializers.ChoiceField(choices=[], default="rebuild-14m")
+    bindings = serializers.DictField(
+        child=serializers.CharField(allow_null=True, allow_blank=True),
+        required=False,
+        default=dict,
+        help_text="{slot: key} (see GET /api/v1/templates/): a metric slot takes 'key' or 'key@N', a "
+        "workload slot a workload key. A slot left out takes its suggested key if the registry has it, "
+        "else stays unbound; null leaves it unbound.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -224,6 +239,7 @@ class ProgramListCreate(generics.ListAPIView):
             template=values["template"],
             baseline=_system(values["baseline_system"], "baseline_system"),
             candidate=_system(values["candidate_system"], "candidate_system"),
+            bindings=values["bindings"],
         )
         return Response(
             ProgramDetailOutput(selectors.program_get(program.slug)).data, status=status.HTTP_201_CREATED
@@ -248,7 +264,9 @@ def _program(slug: str) -> Program:
     tags=["program"], request=ReasonInput, responses=ProgramDetailOutput, parameters=[IDEMPOTENCY_KEY]
 )
 class ProgramAdvance(APIView):
-    """Complete the active phase (its exit gate passed or waived) and activate the next."""
+    """Complete the active phase (its exit gate passed or waived) and activate the next; both get
+    today as their actual end and start. More than 7 days before or after the active phase's planned
+    end, a `reason` is required (400 naming `reason`); it goes into the history."""
 
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["program_advance"]
@@ -372,74 +390,6 @@ class GateReopen(APIView):
         return Response(GateOutput(_gate(pk)).data)
 
 
-class CriterionCreate(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
-    metric = serializers.CharField(
-        required=False, help_text="key@N (pinned); plain key pins the active version"
-    )
-    workload = serializers.SlugField(required=False)
-    statistic = serializers.ChoiceField(
-        choices=Criterion._meta.get_field("statistic").choices, required=False, default=""
-    )
-    operator = serializers.ChoiceField(choices=Criterion.Operator.choices, default="gte")
-    threshold = serializers.FloatField(required=False, allow_null=True, default=None)
-    window_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=3650, default=None
-    )
-    min_samples = serializers.IntegerField(required=False, min_value=2, max_value=1_000_000, default=30)
-    require_significant = serializers.BooleanField(required=False, default=False)
-    required = serializers.BooleanField(required=False, default=True)
-
-    def validate(self, attrs):
-        if attrs.get("metric"):
-            attrs["metric"] = definition_resolve(attrs["metric"])
-        if attrs.get("workload"):
-            workload = Workload.objects.filter(key=attrs["workload"]).first()
-            if workload is None:
-                raise serializers.ValidationError({"workload": f"Unknown workload '{attrs['workload']}'."})
-            attrs["workload"] = workload
-        return attrs
-
-
-@extend_schema(
-    tags=["program"], request=CriterionCreate, responses={201: CriterionOutput}, parameters=[IDEMPOTENCY_KEY]
-)
-class GateCriteria(APIView):
-    permission_classes = [RoleRequired]
-    write_rule = WRITE_RULES["criterion_add"]
-
-    @idempotent
-    def post(self, request, pk):
-        data = CriterionCreate(data=request.data)
-        data.is_valid(raise_exception=True)
-        criterion = services.criterion_add(
-            actor=request.user, gate=get_object_or_404(Gate, pk=pk), **data.validated_data
-        )
-        return Response(CriterionOutput(criterion).data, status=status.HTTP_201_CREATED)
-
-
-class AttestInput(serializers.Serializer):
-    link = serializers.URLField(required=False, allow_blank=True, default="")
-
-
-@extend_schema(tags=["program"], request=AttestInput, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
-class CriterionAttest(APIView):
-    permission_classes = [RoleRequired]
-    write_rule = WRITE_RULES["criterion_attest"]
-
-    @idempotent
-    def post(self, request, pk):
-        data = AttestInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        criterion = services.criterion_attest(
-            actor=request.user,
-            criterion=get_object_or_404(Criterion, pk=pk),
-            link=data.validated_data["link"],
-        )
-        return Response(CriterionOutput(criterion).data)
-
-
 # --- migrations --------------------------------------------------------------------------------------
 
 
@@ -480,7 +430,7 @@ class ProgramMigrations(APIView):
 
 class MigrationStateInput(serializers.Serializer):
     state = serializers.ChoiceField(choices=WorkloadMigration.State.choices)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
 
 
 @extend_schema(

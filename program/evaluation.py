@@ -11,13 +11,15 @@ Mann–Whitney U against the baseline moved by the threshold (metrics.inference.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 
 from metrics.inference import judge, judge_shift
-from metrics.models import System
+from metrics.models import MetricDefinition, System
 from metrics.selectors import Comparison, comparison_compute
+from metrics.selectors.comparison import comparison_of_sides
+from metrics.selectors.comparison.sql import Side
 from program.models import Criterion, CriterionResult
 
 Outcome = CriterionResult.Outcome
@@ -31,7 +33,18 @@ class Judgement:
     evidence: dict = field(default_factory=dict)
 
 
-def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System) -> Judgement:
+def criterion_judge(
+    criterion: Criterion,
+    *,
+    baseline: System,
+    candidate: System,
+    definition: MetricDefinition | None = None,
+    sides: tuple[Side, Side] | None = None,
+    now: datetime | None = None,
+) -> Judgement:
+    """`definition` judges the criterion under another version of its metric than the pinned one (the
+    gate page's shadow results, never stored); `sides` are both sides' samples read already, in the
+    criterion's window ending `now` (program.shadows reads them for many criteria in one query)."""
     if criterion.kind == Criterion.Kind.MANUAL:
         if criterion.attested_at:
             who = criterion.attested_by.get_username() if criterion.attested_by else "someone"
@@ -41,6 +54,8 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
                 evidence={"link": criterion.attestation_link},
             )
         return Judgement(Outcome.INCONCLUSIVE, "not attested yet.")
+    if criterion.unbound_slots:
+        return Judgement(Outcome.INCONCLUSIVE, unbound_reason(criterion))
 
     shift_ratio = distribution_null_ratio(criterion)
     if criterion.statistic == "distribution" and shift_ratio is None:
@@ -49,18 +64,20 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
             "a distribution criterion compares two systems: it needs a relative or improvement "
             "threshold above 0 × the baseline.",
         )
-    now = timezone.now()
-    since = now - timedelta(days=criterion.window_days) if criterion.window_days else None
-    comparison = comparison_compute(
-        definition=criterion.metric,
-        baseline=baseline,
-        candidate=candidate,
-        workload=criterion.workload,
-        since=since,
-        statistic=criterion.statistic or None,
-        min_samples=criterion.min_samples,
-        null_ratio=shift_ratio or 1.0,
-    )
+    now = now or timezone.now()
+    since = criterion_window_start(criterion, now)
+    options = {
+        "definition": definition or criterion.metric,
+        "workload": criterion.workload,
+        "since": since,
+        "statistic": criterion.statistic or None,
+        "min_samples": criterion.min_samples,
+        "null_ratio": shift_ratio or 1.0,
+    }
+    if sides is None:
+        comparison = comparison_compute(baseline=baseline, candidate=candidate, **options)
+    else:
+        comparison = comparison_of_sides(sides=sides, **options)
     estimate, ci, label, no_interval = _judged(criterion, comparison)
     evidence = _evidence(comparison, since=since, until=now, value_ci=ci)
     needs_both = criterion.kind != Criterion.Kind.ABSOLUTE
@@ -97,6 +114,21 @@ def criterion_judge(criterion: Criterion, *, baseline: System, candidate: System
         no_interval_reason=no_interval,
     )
     return Judgement(outcome, f"{label}: {why}" if estimate is not None else why, estimate, evidence)
+
+
+def unbound_reason(criterion: Criterion) -> str:
+    """Why a criterion from a template cannot be judged yet: the slots it still waits for."""
+    parts = []
+    if criterion.slot in criterion.unbound_slots:
+        parts.append(f"needs a metric: slot '{criterion.slot}' is not bound")
+    if criterion.workload_slot in criterion.unbound_slots:
+        parts.append(f"needs a workload: slot '{criterion.workload_slot}' is not bound")
+    return "; ".join(parts) + "."
+
+
+def criterion_window_start(criterion: Criterion, now: datetime) -> datetime | None:
+    """Only the last `window_days` count; None: all the data."""
+    return now - timedelta(days=criterion.window_days) if criterion.window_days else None
 
 
 def distribution_null_ratio(criterion: Criterion) -> float | None:

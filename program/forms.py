@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django import forms
 
-from metrics.models import System
-from program.blueprints import blueprint_keys
+from metrics.models import MetricDefinition, System, Workload
+from program.blueprints import blueprint_keys, blueprint_load, blueprint_slots
 from program.models import Decision
 
 
@@ -42,6 +42,43 @@ class ProgramForm(forms.Form):
         choices=[], help_text="Phases, exit gates and suggested criteria to start from."
     )
 
-    def __init__(self, *args, **kwargs):
+    SLOT_PREFIX = "slot_"
+    UNBOUND = ("", "— leave unbound —")
+
+    def __init__(self, *args, template: str = "rebuild-14m", **kwargs):
+        """One picker per slot of `template`: active metrics or workloads, the suggested key chosen
+        when the registry has it. Two queries whatever the number of slots."""
         super().__init__(*args, **kwargs)
-        self.fields["template"].choices = [(key, key) for key in blueprint_keys()]
+        keys = blueprint_keys()
+        self.fields["template"].choices = [(key, key) for key in keys]
+        self.slots = blueprint_slots(blueprint_load(template)) if template in keys else []
+        metrics = [
+            (d.key, f"{d.key}@{d.version} — {d.name}")
+            for d in MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).order_by("key")
+        ]
+        workloads = [(w.key, f"{w.key} — {w.name}") for w in Workload.objects.order_by("key")]
+        for slot in self.slots:
+            choices = metrics if slot.kind == "metric" else workloads
+            exists = any(key == slot.suggested for key, _ in choices)
+            suggestion = slot.suggested if exists else f"{slot.suggested} (not registered yet)"
+            self.fields[self.SLOT_PREFIX + slot.name] = forms.ChoiceField(
+                label=f"{slot.name.replace('_', ' ')} ({slot.kind})",
+                choices=[self.UNBOUND, *choices],
+                required=False,
+                initial=slot.suggested if exists else "",
+                help_text=f"{slot.description} Suggested: {suggestion}.",
+            )
+
+    def slot_fields(self):
+        return [self[self.SLOT_PREFIX + slot.name] for slot in self.slots]
+
+    def plan_fields(self):
+        return [field for field in self if not field.name.startswith(self.SLOT_PREFIX)]
+
+    def service_kwargs(self) -> dict:
+        """program_create's arguments; every slot is named, "leave unbound" as None."""
+        values = {k: v for k, v in self.cleaned_data.items() if not k.startswith(self.SLOT_PREFIX)}
+        values["bindings"] = {
+            slot.name: self.cleaned_data.get(self.SLOT_PREFIX + slot.name) or None for slot in self.slots
+        }
+        return values

@@ -69,6 +69,8 @@ class Phase(models.Model):
         "replan": {Status.PLANNED, Status.ACTIVE},
         "add_gate": {Status.PLANNED, Status.ACTIVE},
         "activate": {Status.PLANNED},
+        # Correcting actual dates: only a phase that has started has any.
+        "backfill_dates": {Status.ACTIVE, Status.COMPLETED},
     }
 
     class Meta:
@@ -107,7 +109,11 @@ class Gate(models.Model):
         "evaluate": {*UNDECIDED, *DECIDED},
         "decide": set(UNDECIDED),
         "reopen": set(DECIDED),
+        # A decided gate's criteria are its frozen evidence: reopen it to change them.
         "add_criterion": set(UNDECIDED),
+        "edit_criterion": set(UNDECIDED),
+        "delete_criterion": set(UNDECIDED),
+        "repin": set(UNDECIDED),
     }
 
     phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="gates")
@@ -156,6 +162,12 @@ class Criterion(models.Model):
         MetricDefinition, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     workload = models.ForeignKey(Workload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # The template slots a criterion came from (program.blueprints). Blank for a criterion added by hand.
+    # While its slot is unbound a criterion has no metric (or no workload) and evaluates as inconclusive;
+    # binding the slot (program.services.bindings) fills it in. A workload slot is kept apart from
+    # `workload` because no workload means "every workload", which an unbound slot must not mean.
+    slot = models.CharField(max_length=40, blank=True, help_text="The template's metric slot.")
+    workload_slot = models.CharField(max_length=40, blank=True, help_text="The template's workload slot.")
     statistic = models.CharField(
         max_length=12,
         choices=ComparedStatistic.choices,
@@ -181,8 +193,10 @@ class Criterion(models.Model):
     class Meta:
         ordering = ["gate", "id"]
         constraints = [
+            # A measured criterion has a threshold and a metric, or a slot still waiting for one.
             models.CheckConstraint(
-                condition=Q(kind="manual") | (Q(metric__isnull=False) & Q(threshold__isnull=False)),
+                condition=Q(kind="manual")
+                | (Q(threshold__isnull=False) & (Q(metric__isnull=False) | ~Q(slot=""))),
                 name="criterion_metric_needs_threshold",
             ),
             models.CheckConstraint(condition=Q(min_samples__gte=2), name="criterion_min_samples"),
@@ -190,6 +204,16 @@ class Criterion(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def unbound_slots(self) -> list[str]:
+        """The template slots this criterion still waits for, e.g. ["throughput"]."""
+        missing = []
+        if self.slot and self.metric_id is None and self.kind != self.Kind.MANUAL:
+            missing.append(self.slot)
+        if self.workload_slot and self.workload_id is None:
+            missing.append(self.workload_slot)
+        return missing
 
     @property
     def state(self) -> str:

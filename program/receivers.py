@@ -1,4 +1,4 @@
-"""program listens to metrics' hooks (metrics never imports program).
+"""program listens to metrics' hooks and answers its questions (metrics never imports program).
 
 The hooks are sent inside the transaction of the change, so the work they ask for is written to the
 outbox with it and survives a broker outage (core.outbox)."""
@@ -6,9 +6,12 @@ outbox with it and survives a broker outage (core.outbox)."""
 from __future__ import annotations
 
 from django.dispatch import receiver
+from django.urls import reverse
 
 from core.outbox import outbox_add
+from metrics.dependents import Dependent, supersede_provider_register
 from metrics.signals import definition_superseded, observations_ingested
+from program.models import Gate
 
 
 @receiver(observations_ingested, dispatch_uid="program.evaluate_after_ingest")
@@ -21,3 +24,24 @@ def evaluate_after_ingest(sender, *, definition_ids, **kwargs):
 @receiver(definition_superseded, dispatch_uid="program.mark_stale")
 def mark_stale(sender, *, old_id, new_id, **kwargs):
     outbox_add(task="program.tasks.mark_gates_stale", args=[old_id, new_id])
+
+
+def gates_stale_on_supersede(definition) -> list[Dependent]:
+    """The gates gates_mark_stale would flag if `definition` were replaced (one query)."""
+    gates = (
+        Gate.objects.filter(criteria__metric=definition, stale=False)
+        .select_related("phase__program")
+        .distinct()
+        .order_by("phase__program__name", "pk")
+    )
+    return [
+        Dependent(
+            label=f"{gate.phase.program.name} · {gate.name}",
+            url=reverse("program:gate", kwargs={"pk": gate.pk}),
+            note=gate.get_status_display(),
+        )
+        for gate in gates
+    ]
+
+
+supersede_provider_register("program.gates", gates_stale_on_supersede)

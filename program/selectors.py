@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -19,7 +19,7 @@ from program.models import (
     Program,
     WorkloadMigration,
 )
-from program.months import month_end
+from program.months import month_end, month_start
 
 
 def programs_list() -> QuerySet[Program]:
@@ -57,7 +57,9 @@ def program_get(slug: str) -> Program:
 
 def gate_get(gate_id: int) -> Gate:
     """A gate with its criteria, their latest results and the decisions, in a fixed number of queries."""
-    latest = Evaluation.objects.filter(gate_id=gate_id).order_by("-evaluated_at", "-id").first()
+    # The last one confirmed: a reused evaluation (the same inputs again, as after an edit is undone)
+    # keeps its evaluated_at but is checked again.
+    latest = Evaluation.objects.filter(gate_id=gate_id).order_by("-checked_at", "-id").first()
     results = CriterionResult.objects.filter(evaluation=latest) if latest else CriterionResult.objects.none()
     gate = (
         Gate.objects.select_related(
@@ -85,55 +87,109 @@ def gate_history(gate: Gate):
 @dataclass(frozen=True)
 class TimelineBar:
     phase: Phase
-    planned_left: float
-    planned_width: float
-    actual_left: float | None
-    actual_width: float | None
-    slip_days: int
+    planned: tuple[float, float]  # left and width, % of the program span
+    actual: tuple[float, float] | None
+    slip_days: int | None  # end vs planned end (expected end for an active phase); None if not started
+    slip_text: str
+
+
+@dataclass(frozen=True)
+class GateMark:
+    number: int
+    gate: Gate
+    left: float
+    row: int  # the phase row it sits on
+
+
+@dataclass(frozen=True)
+class MonthTick:
+    number: int
+    left: float
+    width: float
+    calendar: str  # "Jan ’26", "Feb" …
 
 
 @dataclass(frozen=True)
 class Timeline:
     bars: list[TimelineBar]
-    today_left: float
+    today: date
+    today_left: float | None  # None when today is outside the program
     month: int
     months: int
-    gate_marks: list[tuple[Gate, float]]
+    ticks: list[MonthTick]
+    gate_marks: list[GateMark]
+
+
+def _signed_days(days: int) -> str:
+    return f"+{days} d" if days > 0 else f"−{-days} d"
+
+
+def _slip(phase: Phase, today: date) -> tuple[int | None, str]:
+    """How far the phase is off its plan, in words short enough for the timeline's label column."""
+    if phase.actual_end:
+        days = (phase.actual_end - phase.planned_end).days
+        return days, "ended on plan" if days == 0 else f"ended {_signed_days(days)}"
+    if phase.actual_start:
+        shift = (phase.actual_start - phase.planned_start).days
+        started = "started on plan" if shift == 0 else f"started {_signed_days(shift)}"
+        overdue = (today - phase.planned_end).days
+        if overdue > 0:
+            return overdue, f"{started}, {_signed_days(overdue)} past planned end"
+        return 0, started
+    return None, f"starts {phase.planned_start:%-d %b %Y}"
 
 
 def program_timeline(program: Program, today: date | None = None) -> Timeline:
-    """Positions (as % of the program span) for the timeline: planned vs actual, today, gates."""
+    """Positions (as % of the program span) for the timeline: month axis, planned vs actual, today, gates."""
     today = today or timezone.localdate()
-    start, end = program.start_date, month_end(program.start_date, program.months)
-    span = max((end - start).days, 1)
+    start = program.start_date
+    phases = list(program.phases.all())
+    # A plan that slipped past month 14 gets month 15 and on, rather than bars cut at the edge.
+    last = max(
+        [
+            month_end(start, program.months),
+            *(p.actual_end or p.planned_end for p in phases),
+            *(p.planned_end for p in phases),
+            *(g.due_date for p in phases for g in p.gates.all()),
+        ]
+    )
+    shown = program.months
+    while month_end(start, shown) < last and shown < program.months + 24:
+        shown += 1
+    end = month_end(start, shown)
+    span = max((end - start).days + 1, 1)
 
     def left(day: date) -> float:
         return max(0.0, min(100.0, (day - start).days / span * 100))
 
+    def right(day: date) -> float:  # the end of a day
+        return left(day + timedelta(days=1))
+
+    ticks = []
+    for number in range(1, shown + 1):
+        first = month_start(start, number)
+        label = f"{first:%b ’%y}" if number == 1 or first.month == 1 else f"{first:%b}"
+        ticks.append(MonthTick(number, left(first), right(month_end(start, number)) - left(first), label))
     bars, marks = [], []
-    for phase in program.phases.all():
-        actual_left = actual_width = None
+    for row, phase in enumerate(phases):
+        actual = None
         if phase.actual_start:
             finish = phase.actual_end or today
-            actual_left, actual_width = (
-                left(phase.actual_start),
-                max(left(finish) - left(phase.actual_start), 0.6),
-            )
-        compare_end = phase.actual_end or (
-            today if phase.status == Phase.Status.ACTIVE and today > phase.planned_end else phase.planned_end
-        )
-        bars.append(
-            TimelineBar(
-                phase,
-                left(phase.planned_start),
-                left(phase.planned_end) - left(phase.planned_start),
-                actual_left,
-                actual_width,
-                (compare_end - phase.planned_end).days,
-            )
-        )
-        marks += [(gate, left(gate.due_date)) for gate in phase.gates.all()]
+            actual = (left(phase.actual_start), max(right(finish) - left(phase.actual_start), 0.4))
+        slip_days, slip_text = _slip(phase, today)
+        planned = (left(phase.planned_start), right(phase.planned_end) - left(phase.planned_start))
+        bars.append(TimelineBar(phase, planned, actual, slip_days, slip_text))
+        marks += [GateMark(0, gate, right(gate.due_date), row) for gate in phase.gates.all()]
+    marks = [GateMark(n, m.gate, m.left, m.row) for n, m in enumerate(marks, start=1)]
     elapsed_months = (
         (today.year - start.year) * 12 + today.month - start.month + (1 if today.day >= start.day else 0)
     )
-    return Timeline(bars, left(today), max(1, min(elapsed_months, program.months)), program.months, marks)
+    return Timeline(
+        bars=bars,
+        today=today,
+        today_left=left(today) if start <= today <= end else None,
+        month=max(1, min(elapsed_months, program.months)),
+        months=program.months,
+        ticks=ticks,
+        gate_marks=marks,
+    )

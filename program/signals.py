@@ -5,5 +5,6 @@ from django.dispatch import Signal
 # Sent inside the transaction (receivers write outbox messages): program_id. Freeze gives the
 # frontier phase its default window.
 program_created = Signal()
-# Sent inside the transaction: phase_id. Windows that follow the phase move with it.
-phase_replanned = Signal()
+# Sent inside the transaction: phase_id, cause ("re-planned", "started", "completed", "dates
+# backfilled"). Windows that follow the phase move with its planned or actual dates.
+phase_dates_changed = Signal()

@@ -5,7 +5,6 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from core.audit import transitions_for_many
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.forms import add_service_error
@@ -13,9 +12,16 @@ from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
 from metrics.wording import METHODS, comparison_sentence
 from program import selectors, services
+from program.criteria_history import criteria_change_sentence
 from program.forms import DecisionForm, ProgramForm, ReopenForm
-from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
+from program.forms_criteria import CriterionForm, criterion_choices, edit_form
+from program.history import program_history
+from program.models import Criterion, Gate, Phase, Program
 from program.services.gates import EVALUATE_ROLES
+from program.shadows import criteria_shadows
+from program.timeline_svg import timeline_svg
+from program.versions import active_of, current_versions, stale_moves
+from program.views_plan import MIGRATION_ROLES
 
 
 @require_GET
@@ -28,13 +34,14 @@ def program_new(request):
     form = ProgramForm(
         request.POST or None,
         initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
+        template=(request.POST or request.GET).get("template", "rebuild-14m"),
     )
     status = 200
     if request.method == "POST":
         status = 400
         if form.is_valid():
             try:
-                program = services.program_create(actor=request.user, **form.cleaned_data)
+                program = services.program_create(actor=request.user, **form.service_kwargs())
             except ApplicationError as exc:
                 status = add_service_error(form, exc)
             else:
@@ -61,26 +68,14 @@ def program_detail(request, slug: str):
         {
             "program": program,
             "timeline": timeline,
+            "timeline_svg": timeline_svg(timeline),
             "phases": phases,
             "current": current,
             "waves": sorted(waves.items()),
-            "history": _program_history(phases, list(program.migrations.all())),
+            "history": program_history(program),
+            "can_record_migrations": any(has_role(request.user, role) for role in MIGRATION_ROLES),
         },
     )
-
-
-def _program_history(phases: list[Phase], migrations: list) -> list:
-    """Phase transitions and workload moves, newest first (two queries)."""
-    records = [
-        *transitions_for_many(Phase, [p.pk for p in phases]),
-        *transitions_for_many(WorkloadMigration, [m.pk for m in migrations]),
-    ]
-    names = {m.pk: m.workload.key for m in migrations}
-    for record in records:
-        record.subject_label = (
-            names.get(record.object_id, "") if record.action in ("state", "planned", "re-waved") else ""
-        )
-    return sorted(records, key=lambda r: (r.at, r.pk), reverse=True)[:15]
 
 
 def _evidence_views(criterion, result) -> dict:
@@ -119,25 +114,50 @@ def _evidence_views(criterion, result) -> dict:
     return views
 
 
-def _gate_context(request, gate: Gate, form=None, reopen_form=None) -> dict:
+def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None, edit_forms=None) -> dict:
+    """Everything the gate page shows. A refused criterion form comes back bound (`add_form`, or
+    `edit_forms` by criterion id) so it keeps what was typed and shows why."""
+    program = gate.phase.program
+    gate_criteria = list(gate.criteria.all())
+    versions = current_versions(gate_criteria)
+    shadows = criteria_shadows(program, gate_criteria, versions)
+    can_decide = has_role(request.user, PROGRAM_LEADS)
+    can_edit = can_decide and not gate.decided
+    edit_forms = edit_forms or {}
     criteria = []
-    for criterion in gate.criteria.all():
+    for criterion in gate_criteria:
         result = criterion.latest_results[0] if criterion.latest_results else None
-        item = {"criterion": criterion, "result": result}
+        item = {"criterion": criterion, "result": result, "shadows": shadows.get(criterion.pk, [])}
         if result and result.evidence.get("baseline"):
             item.update(_evidence_views(criterion, result))
+        if can_edit:
+            item["edit_form"] = edit_forms.get(criterion.pk) or edit_form(criterion)
+            item["edit_open"] = criterion.pk in edit_forms
         criteria.append(item)
-    return {
+    context = {
         "gate": gate,
-        "program": gate.phase.program,
+        "program": program,
         "criteria": criteria,
+        "repin_moves": stale_moves(gate_criteria, active_of(versions)),
         "decisions": list(gate.decisions.all()),
-        "history": selectors.gate_history(gate),
-        "can_decide": has_role(request.user, PROGRAM_LEADS),
+        "history": _gate_history(gate),
+        "can_decide": can_decide,
+        "can_edit_criteria": can_edit,
         "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
         "form": form or DecisionForm(),
         "reopen_form": reopen_form or ReopenForm(),
     }
+    if can_edit:
+        context.update(criterion_choices())
+        context["add_form"] = add_form or CriterionForm(prefix="new")
+    return context
+
+
+def _gate_history(gate: Gate) -> list:
+    records = list(selectors.gate_history(gate))
+    for record in records:
+        record.sentence = criteria_change_sentence(record)
+    return records
 
 
 def _gate_or_404(pk: int) -> Gate:
@@ -149,17 +169,17 @@ def _gate_or_404(pk: int) -> Gate:
 
 @require_GET
 def gate_detail(request, pk: int):
-    return render(request, "program/gate_detail.html", _gate_context(request, _gate_or_404(pk)))
+    return render(request, "program/gate_detail.html", gate_context(request, _gate_or_404(pk)))
 
 
-def _answer(request, gate: Gate, status: int = 200, **forms_):
+def gate_answer(request, gate: Gate, status: int = 200, **forms_):
     """After a gate action: htmx gets the panel; a plain POST that worked is redirected (so a reload
     does not post again), and one that was refused gets the whole page with its status."""
     if not request.htmx and status < 400:
         return redirect("program:gate", pk=gate.pk)
     template = "program/_gate_body.html" if request.htmx else "program/gate_detail.html"
     return render(
-        request, template, _gate_context(request, selectors.gate_get(gate.pk), **forms_), status=status
+        request, template, gate_context(request, selectors.gate_get(gate.pk), **forms_), status=status
     )
 
 
@@ -177,8 +197,8 @@ def gate_decide(request, pk: int):
             status = add_service_error(form, exc, fallback_field="decision")
         else:
             messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
-            return _answer(request, gate)
-    return _answer(request, gate, status, form=form)
+            return gate_answer(request, gate)
+    return gate_answer(request, gate, status, form=form)
 
 
 @require_POST
@@ -187,7 +207,7 @@ def gate_evaluate(request, pk: int):
     gate = _gate_or_404(pk)
     services.gate_evaluate(gate=gate, actor=request.user)
     messages.info(request, "Evaluated just now.")
-    return _answer(request, gate)
+    return gate_answer(request, gate)
 
 
 @require_POST
@@ -203,8 +223,8 @@ def gate_reopen(request, pk: int):
             status = add_service_error(form, exc, fallback_field="reason")
         else:
             messages.success(request, f"Gate '{gate.name}' reopened.")
-            return _answer(request, gate)
-    return _answer(request, gate, status, reopen_form=form)
+            return gate_answer(request, gate)
+    return gate_answer(request, gate, status, reopen_form=form)
 
 
 @require_POST
@@ -215,22 +235,7 @@ def criterion_attest(request, pk: int):
         services.criterion_attest(actor=request.user, criterion=criterion, link=request.POST.get("link", ""))
     except ApplicationError as exc:
         messages.error(request, exc.message)
-        return _answer(request, criterion.gate, exc.status)
+        return gate_answer(request, criterion.gate, exc.status)
     services.gate_evaluate(gate=criterion.gate, actor=request.user)
     messages.success(request, f"Attested: {criterion.name}.")
-    return _answer(request, criterion.gate)
-
-
-@require_POST
-@role_required(PROGRAM_LEADS, action="advance phases")
-def program_advance(request, slug: str):
-    program = get_object_or_404(Program, slug=slug)
-    try:
-        phase = services.program_advance(
-            actor=request.user, program=program, reason=request.POST.get("reason", "")
-        )
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, f"Now in {phase.name}." if phase else "Program completed.")
-    return redirect("program:detail", slug=slug)
+    return gate_answer(request, criterion.gate)

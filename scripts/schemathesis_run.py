@@ -64,6 +64,7 @@ print(json.dumps({
     "^/api/v1/freeze-exceptions/[{]id[}]/": {"path.id": first(FreezeException).pk},
     "^/api/v1/systems/[{]key[}]/": {"path.key": first(System).key},
     "^/api/v1/workloads/[{]key[}]/": {"path.key": first(Workload).key},
+    "^/api/v1/templates/[{]key[}]/": {"path.key": "rebuild-14m"},
 }))
 """
 

@@ -260,10 +260,17 @@ TASK_TIME_LIMITS = {
 OUTBOX_LEASE_MARGIN = env.int("OUTBOX_LEASE_MARGIN", default=30)
 OUTBOX_RESEND_AFTER = env.int("OUTBOX_RESEND_AFTER", default=300)
 OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
+# An Idempotency-Key is honoured this long; an hourly task forgets older answers (a repeat after that
+# acts again). A day covers every retry policy a script or CI job uses.
+IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
 # Every periodic schedule lives here.
 CELERY_BEAT_SCHEDULE: dict = {
     "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
+    "purge-idempotency-records": {
+        "task": "core.tasks.idempotency_records_purge",
+        "schedule": crontab(minute=23),
+    },
     "evaluate-open-gates": {"task": "program.tasks.evaluate_open_gates", "schedule": crontab(minute="*/15")},
     "expire-exceptions": {"task": "freeze.tasks.expire_exceptions", "schedule": crontab(minute="*/5")},
     "warn-expiring-exceptions": {

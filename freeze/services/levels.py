@@ -50,8 +50,15 @@ def window_create(
 
 
 def _phase_span(phase: Phase) -> tuple[datetime, datetime]:
-    start = timezone.make_aware(datetime.combine(phase.planned_start, time.min))
-    end = timezone.make_aware(datetime.combine(phase.planned_end + timedelta(days=1), time.min))
+    """The days a phase covers: its actual start once it has started (a sprint that begins seven
+    weeks early is frozen from that day), the planned start before; its actual end once completed,
+    the planned end before. A phase started after its planned end keeps its planned length."""
+    first = phase.actual_start or phase.planned_start
+    last = phase.actual_end or phase.planned_end
+    if last < first:
+        last = first + (phase.planned_end - phase.planned_start)
+    start = timezone.make_aware(datetime.combine(first, time.min))
+    end = timezone.make_aware(datetime.combine(last + timedelta(days=1), time.min))
     return start, end
 
 
@@ -80,16 +87,30 @@ def window_for_frontier(*, program_id: int) -> FreezeWindow | None:
 
 
 @transaction.atomic
-def windows_follow_phase(*, phase_id: int) -> int:
-    """Windows attached to a phase move with its re-planned dates."""
+def windows_follow_phase(*, phase_id: int, cause: str = "re-planned") -> int:
+    """Windows attached to a phase move with its dates (re-planned, started, completed, backfilled).
+
+    Returns how many moved; a window already on the phase's dates is left alone and not audited."""
     phase = Phase.objects.get(pk=phase_id)
     starts_at, ends_at = _phase_span(phase)
     moved = 0
     for window in FreezeWindow.objects.select_for_update().filter(phase=phase):
-        before = f"{window.starts_at:%Y-%m-%d} – {window.ends_at:%Y-%m-%d}"
+        if (window.starts_at, window.ends_at) == (starts_at, ends_at):
+            continue
+        before = {"starts_at": window.starts_at.isoformat(), "ends_at": window.ends_at.isoformat()}
+        was = f"{window.starts_at:%Y-%m-%d} – {window.ends_at:%Y-%m-%d}"
         window.starts_at, window.ends_at = starts_at, ends_at
         window.save(update_fields=["starts_at", "ends_at"])
-        transition_record(subject=window, action="moved", reason=f"phase re-planned (was {before})")
+        transition_record(
+            subject=window,
+            action="moved",
+            reason=f"phase {cause} (was {was})",
+            data={
+                "cause": cause,
+                "before": before,
+                "after": {"starts_at": starts_at.isoformat(), "ends_at": ends_at.isoformat()},
+            },
+        )
         moved += 1
     return moved
 

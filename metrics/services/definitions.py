@@ -14,7 +14,7 @@ from core.roles import METRIC_OWNERS, require_role
 from core.transitions import require_state
 from metrics import signals
 from metrics.boundary import boundary_key, definition_changes
-from metrics.models import MetricDefinition
+from metrics.models import MetricDefinition, Observation
 from metrics.units import UnitError, never_negative, unit_dimension
 
 EDITABLE_FIELDS = (
@@ -41,6 +41,8 @@ TRANSITIONS = {
     "deprecate": {Status.ACTIVE},
 }
 ACTIONS = {"edit": "editing", "activate": "activating", "deprecate": "deprecating"}
+# /metrics/new/ and /metrics/compare/ are pages: a metric with such a key would have no page of its own.
+RESERVED_KEYS = frozenset({"new", "compare"})
 MSG_DUPLICATE = "A definition measuring exactly this already exists: '{ref}'. Use it, or change the boundary."
 MSG_MEANING_CHANGE = (
     "{ref} is {status}: its {fields} cannot change. Create a new version (POST …/versions/) instead."
@@ -96,6 +98,10 @@ def definition_register(*, actor, data: dict[str, Any]) -> MetricDefinition:
     """Version 1 of a new metric, as a draft."""
     require_role(actor, METRIC_OWNERS, "register metric definitions")
     key = data["key"]
+    if key in RESERVED_KEYS:
+        raise ApplicationError(
+            f"'{key}' is reserved for a page; choose another key.", status=400, field="key"
+        )
     if MetricDefinition.objects.filter(key=key).exists():
         raise ApplicationError(
             f"Metric '{key}' exists already; add a version instead.", field="key", extra={"existing": key}
@@ -149,12 +155,16 @@ def definition_update(*, actor, definition: MetricDefinition, changes: dict[str,
     for field, value in changes.items():
         if field in EDITABLE_FIELDS:
             setattr(definition, field, value)
-    if definition.status != MetricDefinition.Status.DRAFT:
+    # Stored values were accepted in this meaning: a draft holding shadow data is as fixed as an
+    # active version.
+    if definition.status != Status.DRAFT or Observation.objects.filter(definition=definition).exists():
         touched = [f for f in MetricDefinition.MEANING_FIELDS if getattr(before, f) != getattr(definition, f)]
         if touched:
             raise ApplicationError(
                 MSG_MEANING_CHANGE.format(
-                    ref=definition.ref, status=definition.status, fields=", ".join(touched)
+                    ref=definition.ref,
+                    status=definition.status if definition.status != Status.DRAFT else "a draft with data",
+                    fields=", ".join(touched),
                 ),
                 errors=[{"field": f, "message": "changes meaning: needs a new version"} for f in touched],
             )

@@ -57,11 +57,12 @@ WHERE o.value <> t.value ORDER BY t.idx
 
 
 # The referenced rows, locked FOR KEY SHARE until commit: what per-row foreign keys would do, once
-# per distinct id instead of once per row, in one round trip. A definition must still be active.
+# per distinct id instead of once per row, in one round trip. A definition must not have been
+# deprecated meanwhile (active or draft: ingest_lookups).
 LOCK_REFERENCES = """
 SELECT
     (SELECT count(*) FROM (
-        SELECT 1 FROM metrics_metricdefinition WHERE id = ANY(%s) AND status = 'active' FOR KEY SHARE
+        SELECT 1 FROM metrics_metricdefinition WHERE id = ANY(%s) AND status <> 'deprecated' FOR KEY SHARE
     ) AS definitions),
     (SELECT count(*) FROM (SELECT 1 FROM metrics_system WHERE id = ANY(%s) FOR KEY SHARE) AS systems),
     (SELECT count(*) FROM (SELECT 1 FROM metrics_workload WHERE id = ANY(%s) FOR KEY SHARE) AS workloads)

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from core.api.parsers import SURROGATE, shown, surrogate_problem
 from metrics.ingest_formats import ObservationIn, Unreadable
-from metrics.models import MetricDefinition, System, Workload
+from metrics.models import MetricDefinition
+from metrics.services.ingest_lookups import Lookups
 from metrics.units import UnitError, unit_factor
 
 CLOCK_SKEW = timedelta(minutes=5)
@@ -64,52 +65,6 @@ class ValidRows:
         if len(positions) == 1:
             return sorted(set(self.columns[positions[0]]))
         return sorted(set(zip(*(self.columns[p] for p in positions), strict=True)))
-
-
-class Lookups:
-    """Per-batch caches of reference data, so a 10,000-row batch does a handful of queries."""
-
-    def __init__(self) -> None:
-        self.systems = dict(System.objects.values_list("key", "id"))
-        self.workloads = dict(Workload.objects.values_list("key", "id"))
-        self.definitions: dict[str, MetricDefinition | str] = {}
-        self._versions: dict[str, list[MetricDefinition]] | None = None
-
-    def refs(self, ids: list[int]) -> list[str]:
-        """Sorted key@N of the resolved definitions with these ids."""
-        found = {d.pk: d for d in self.definitions.values() if isinstance(d, MetricDefinition)}
-        return sorted(found[pk].ref for pk in ids)
-
-    def definition(self, ref: Any) -> MetricDefinition | str:
-        """The definition `ref` names, or an error message."""
-        cached = self.definitions.get(ref) if isinstance(ref, str) else None
-        if cached is not None:
-            return cached
-        result = self._resolve(ref)
-        if isinstance(ref, str):
-            self.definitions[ref] = result
-        return result
-
-    def _resolve(self, ref: Any) -> MetricDefinition | str:
-        if not isinstance(ref, str) or not ref:
-            return "metric is required: 'key' (its active version) or 'key@N'."
-        if self._versions is None:
-            self._versions = {}
-            for definition in MetricDefinition.objects.all():
-                self._versions.setdefault(definition.key, []).append(definition)
-        key, _, version = ref.partition("@")
-        versions = self._versions.get(key)
-        if not versions:
-            return f"unknown metric '{shown(key)}'."
-        if not version:
-            active = [d for d in versions if d.status == MetricDefinition.Status.ACTIVE]
-            return active[0] if active else f"metric '{key}' has no active version."
-        chosen = next((d for d in versions if str(d.version) == version), None)
-        if chosen is None:
-            return f"unknown version '{shown(ref)}'."
-        if chosen.status != MetricDefinition.Status.ACTIVE:
-            return f"{chosen.ref} is {chosen.status}; observations go to the active version only."
-        return chosen
 
 
 def _parse_value(raw: Any) -> float | str:

@@ -1,8 +1,14 @@
 """Every write and state change of the program app."""
 
-from program.services.gates import (
+from program.services.bindings import program_bind
+from program.services.criteria import (
     criterion_add,
     criterion_attest,
+    criterion_delete,
+    criterion_edit,
+    gate_repin,
+)
+from program.services.gates import (
     gate_add,
     gate_decide,
     gate_evaluate,
@@ -12,21 +18,27 @@ from program.services.gates import (
     gates_mark_stale,
 )
 from program.services.migrations import migration_set_state, migration_upsert
+from program.services.phases import phase_backfill_dates
 from program.services.programs import phase_replan, program_advance, program_create
 
 __all__ = [
     "criterion_add",
     "criterion_attest",
+    "criterion_delete",
+    "criterion_edit",
     "gate_add",
     "gate_decide",
     "gate_evaluate",
     "gate_evaluation_queue",
     "gate_reopen",
+    "gate_repin",
     "gates_evaluate_for_definitions",
     "gates_mark_stale",
     "migration_set_state",
     "migration_upsert",
+    "phase_backfill_dates",
     "phase_replan",
     "program_advance",
+    "program_bind",
     "program_create",
 ]

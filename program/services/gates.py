@@ -1,4 +1,4 @@
-"""Gates: adding them and their criteria, evaluating, deciding, reopening, staleness."""
+"""Gates: adding, evaluating, deciding, reopening, staleness. Their criteria: program.services.criteria."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from core.outbox import outbox_add
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
-from program.evaluation import criterion_judge, distribution_null_ratio
+from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
 
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
@@ -32,10 +32,17 @@ EVALUATE_ROLES = (PROGRAM_LEADS, METRIC_OWNERS)
 MSG_MAY_NOT_EVALUATE = "Only a program lead or a metric owner may evaluate gates."
 
 
-GATE_ACTIONS = {"add_criterion": "adding a criterion", "decide": "deciding", "reopen": "reopening"}
+GATE_ACTIONS = {
+    "add_criterion": "adding a criterion",
+    "edit_criterion": "editing a criterion",
+    "delete_criterion": "deleting a criterion",
+    "repin": "re-pinning criteria",
+    "decide": "deciding",
+    "reopen": "reopening",
+}
 
 
-def _require_gate_state(gate: Gate, action: str, message: str = "") -> None:
+def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
     require_state(
         subject=f"Gate '{gate.name}'",
         state=gate.status,
@@ -66,71 +73,6 @@ def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
     return gate
 
 
-@transaction.atomic
-def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
-    """A criterion pins its metric version; only undecided gates take new criteria."""
-    require_role(actor, PROGRAM_LEADS, "add criteria")
-    gate = Gate.objects.select_for_update().get(pk=gate.pk)
-    _require_gate_state(gate, "add_criterion", message=MSG_ALREADY_DECIDED)
-    criterion = Criterion(gate=gate, **fields)
-    if criterion.kind != Criterion.Kind.MANUAL:
-        if criterion.metric is None:
-            raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
-        if criterion.threshold is None:
-            raise ApplicationError("A measured criterion needs a threshold.", status=400, field="threshold")
-        if criterion.metric.status == MetricDefinition.Status.DRAFT:
-            raise ApplicationError(f"{criterion.metric.ref} is a draft.", status=400, field="metric")
-        _require_testable_distribution(criterion)
-    criterion.save()
-    transition_record(subject=gate, action="criterion_added", actor=actor, data={"criterion": criterion.name})
-    return criterion
-
-
-def _require_testable_distribution(criterion: Criterion) -> None:
-    """A `distribution` criterion tests the candidate against the baseline moved by its threshold,
-    so it needs two sides (relative or improvement) and a threshold above 0 × the baseline."""
-    if criterion.statistic != "distribution":
-        return
-    if criterion.kind == Criterion.Kind.ABSOLUTE:
-        raise ApplicationError(
-            "'distribution' compares two systems; an absolute criterion needs one side's statistic.",
-            status=400,
-            field="statistic",
-        )
-    if distribution_null_ratio(criterion) is None:
-        raise ApplicationError(
-            "A distribution criterion's threshold must be above 0 × the baseline "
-            "(relative > 0, improvement > −100 %).",
-            status=400,
-            field="threshold",
-        )
-
-
-@transaction.atomic
-def criterion_attest(*, actor, criterion: Criterion, link: str = "") -> Criterion:
-    """A person vouches for a manual checklist item (with a link to the proof)."""
-    require_role(actor, PROGRAM_LEADS, "attest checklist items")
-    if criterion.kind != Criterion.Kind.MANUAL:
-        raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)
-    # Locks the gate too: a decision cannot slip in between this check and the attestation.
-    criterion = Criterion.objects.select_for_update().select_related("gate").get(pk=criterion.pk)
-    require_state(
-        subject=f"Criterion '{criterion.name}'",
-        state=criterion.state,
-        action="attesting",
-        allowed=Criterion.TRANSITIONS["attest"],
-    )
-    criterion.attested_by, criterion.attested_at, criterion.attestation_link = actor, timezone.now(), link
-    criterion.save(update_fields=["attested_by", "attested_at", "attestation_link"])
-    transition_record(
-        subject=criterion.gate,
-        action="attested",
-        actor=actor,
-        data={"criterion": criterion.name, "link": link},
-    )
-    return criterion
-
-
 def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     """What the judgements depend on, read cheaply: each criterion's fields and, per measured one,
     the count, sum and latest time of its observations on each side (one aggregate over the covering
@@ -139,7 +81,7 @@ def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     payload: list = [program.baseline_system_id, program.candidate_system_id]
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
-        if c.kind == Criterion.Kind.MANUAL:
+        if c.kind == Criterion.Kind.MANUAL or c.unbound_slots:  # judged without reading data
             continue
         rows = Observation.objects.filter(
             definition_id=c.metric_id, system_id__in=[program.baseline_system_id, program.candidate_system_id]
@@ -275,7 +217,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
         raise ApplicationError("decision must be pass, fail or waive.", status=400, field="decision")
     if decision == Decision.Verdict.WAIVE and not note.strip():
         raise ApplicationError(MSG_WAIVE_NEEDS_NOTE, status=400, field="note")
-    _require_gate_state(gate, "decide", message=MSG_ALREADY_DECIDED)
+    require_gate_state(gate, "decide", message=MSG_ALREADY_DECIDED)
     evaluation = gate_evaluate(gate=gate, actor=lead)
     if decision == Decision.Verdict.PASS and not evaluation.all_required_pass:
         names = ", ".join(evaluation.failing) or "no criteria defined"
@@ -331,7 +273,7 @@ def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
     if not reason.strip():
         raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
     gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)
-    _require_gate_state(gate, "reopen")
+    require_gate_state(gate, "reopen")
     if gate.phase.status == Phase.Status.COMPLETED and gate.kind == Gate.Kind.EXIT:
         raise ApplicationError(f"{gate.phase.name} is completed; its exit gate stays decided.")
     Decision.objects.filter(gate=gate, reopened_at__isnull=True).update(

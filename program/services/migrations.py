@@ -40,9 +40,8 @@ def migration_upsert(
 
 
 @transaction.atomic
-def migration_set_state(
-    *, actor, migration: WorkloadMigration, state: str, reason: str = ""
-) -> WorkloadMigration:
+def migration_set_state(*, actor, migration: WorkloadMigration, state: str, reason: str) -> WorkloadMigration:
+    """Move a workload to `state` (allowed-from table on the model), with the reason in its history."""
     _require_migration_role(actor)
     migration = WorkloadMigration.objects.select_for_update().select_related("workload").get(pk=migration.pk)
     if state not in State.values:
@@ -53,8 +52,12 @@ def migration_set_state(
         action=f"moving to {state}",
         allowed=WorkloadMigration.TRANSITIONS[state],
     )
-    if state == State.ROLLED_BACK and not reason.strip():
-        raise ApplicationError("A rollback needs a reason.", status=400, field="reason")
+    # Every move says why (the program history shows it); a rollback most of all.
+    if not reason.strip():
+        message = (
+            "A rollback needs a reason." if state == State.ROLLED_BACK else "Say why the workload moves."
+        )
+        raise ApplicationError(message, status=400, field="reason")
     today = timezone.localdate()
     previous = migration.state
     migration.state = state

@@ -11,44 +11,38 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
-from metrics.models import MetricDefinition, System, Workload
+from metrics.models import System
 from program import signals
-from program.blueprints import blueprint_load
+from program.blueprints import blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Phase, Program
 from program.months import month_end, month_start
+from program.services.bindings import bindings_resolve, bound_label
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
+MSG_REASON_OFF_PLAN = "{phase} was planned to end on {planned_end}; advancing today is {days} days {way} plan. Say why (reason)."
+# Advancing this many days before or after the planned end is "on plan"; beyond it needs a reason.
+ADVANCE_TOLERANCE_DAYS = 7
 
 # A plan's months must fit in a date; far-off years are typos (year 9999 overflowed the phase dates).
 EARLIEST_START, LATEST_START = date(2000, 1, 1), date(2100, 12, 31)
 
 
-def _criterion_from_blueprint(gate: Gate, spec: dict) -> Criterion:
-    metric = workload = None
-    if spec["kind"] != Criterion.Kind.MANUAL:
-        metric = MetricDefinition.objects.filter(
-            key=spec["metric"], status=MetricDefinition.Status.ACTIVE
-        ).first()
-        if metric is None:
-            raise ApplicationError(
-                f"The template's criterion '{spec['name']}' needs an active metric '{spec['metric']}'.",
-                status=400,
-                field="template",
-            )
-    if spec.get("workload"):
-        workload = Workload.objects.filter(key=spec["workload"]).first()
-        if workload is None:
-            raise ApplicationError(
-                f"The template needs the workload '{spec['workload']}'.", status=400, field="template"
-            )
+def _criterion_from_blueprint(gate: Gate, spec: dict, resolved: dict) -> Criterion:
+    """A template criterion on the program's bound metric and workload; an unbound slot leaves the
+    field empty (the criterion keeps the slot's name and is inconclusive until a lead binds it)."""
+    metric_slot, workload_slot = spec.get("metric_slot", ""), spec.get("workload_slot", "")
     return Criterion(
         gate=gate,
         name=spec["name"],
         kind=spec["kind"],
-        metric=metric,
-        workload=workload,
+        slot=metric_slot,
+        workload_slot=workload_slot,
+        metric=resolved.get(metric_slot) if metric_slot else None,
+        workload=resolved.get(workload_slot) if workload_slot else None,
+        statistic=spec.get("statistic", ""),
         operator=spec.get("operator", "gte"),
         threshold=spec.get("threshold"),
+        window_days=spec.get("window_days"),
         require_significant=spec.get("require_significant", False),
         required=spec.get("required", True),
         min_samples=spec.get("min_samples", 30),
@@ -66,10 +60,14 @@ def program_create(
     candidate: System,
     template: str = "rebuild-14m",
     description: str = "",
+    bindings: dict | None = None,
 ) -> Program:
     """A program with the template's phases, exit gates, milestones and suggested criteria.
 
-    The first phase is active from the start; planned dates follow the template's months."""
+    The first phase is active from the start; planned dates follow the template's months. `bindings`
+    maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
+    its suggested key when the registry has it and otherwise stays unbound, so a registry without the
+    template's metrics or workloads never stops a program from being created."""
     require_role(actor, PROGRAM_LEADS, "create programs")
     try:
         blueprint = blueprint_load(template)
@@ -83,6 +81,7 @@ def program_create(
         raise ApplicationError(
             f"start_date must be between {EARLIEST_START} and {LATEST_START}.", status=400, field="start_date"
         )
+    resolved = bindings_resolve(blueprint_slots(blueprint), bindings, suggest=True)
     try:
         with transaction.atomic():
             program = Program.objects.create(
@@ -115,18 +114,27 @@ def program_create(
         gate = Gate.objects.create(
             phase=phase, name=exit_spec["name"], kind=Gate.Kind.EXIT, due_date=phase.planned_end
         )
-        criteria += [_criterion_from_blueprint(gate, c) for c in exit_spec.get("criteria", [])]
-        for milestone in spec.get("milestones", []):
+        criteria += [_criterion_from_blueprint(gate, c, resolved) for c in exit_spec.get("criteria") or []]
+        for milestone in spec.get("milestones") or []:
             gate = Gate.objects.create(
                 phase=phase,
                 name=milestone["name"],
                 kind=Gate.Kind.MILESTONE,
                 due_date=month_end(start_date, milestone["month"]),
             )
-            criteria += [_criterion_from_blueprint(gate, c) for c in milestone.get("criteria", [])]
+            criteria += [
+                _criterion_from_blueprint(gate, c, resolved) for c in milestone.get("criteria") or []
+            ]
     Criterion.objects.bulk_create(criteria)
     transition_record(
-        subject=program, action="created", actor=actor, to_state=program.status, data={"template": template}
+        subject=program,
+        action="created",
+        actor=actor,
+        to_state=program.status,
+        data={
+            "template": template,
+            "bindings": {slot: bound_label(value) for slot, value in resolved.items()},
+        },
     )
     signals.program_created.send(sender=Program, program_id=program.pk)
     return program
@@ -140,6 +148,11 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
         raise ApplicationError(
             "planned_end must not be before planned_start.", status=400, field="planned_end"
         )
+    for field, value in (("planned_start", planned_start), ("planned_end", planned_end)):
+        if not EARLIEST_START <= value <= LATEST_START:  # year 9999 would overflow the freeze window
+            raise ApplicationError(
+                f"{field} must be between {EARLIEST_START} and {LATEST_START}.", status=400, field=field
+            )
     if not reason.strip():
         raise ApplicationError("Say why the plan changes.", status=400, field="reason")
     phase = Phase.objects.select_for_update().get(pk=phase.pk)
@@ -163,8 +176,17 @@ def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date,
             "after": {"planned_start": planned_start.isoformat(), "planned_end": planned_end.isoformat()},
         },
     )
-    signals.phase_replanned.send(sender=Phase, phase_id=phase.pk)
+    signals.phase_dates_changed.send(sender=Phase, phase_id=phase.pk, cause="re-planned")
     return phase
+
+
+def advance_days_off_plan(phase: Phase, today: date) -> int:
+    """Days between today and the phase's planned end: negative is early, positive late."""
+    return (today - phase.planned_end).days
+
+
+def advance_needs_reason(phase: Phase, today: date) -> bool:
+    return abs(advance_days_off_plan(phase, today)) > ADVANCE_TOLERANCE_DAYS
 
 
 @transaction.atomic
@@ -196,8 +218,21 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
             extra={"gate": exit_gate.pk},
         )
     today = timezone.localdate()
+    days_off = advance_days_off_plan(current, today)
+    if advance_needs_reason(current, today) and not reason.strip():
+        raise ApplicationError(
+            MSG_REASON_OFF_PLAN.format(
+                phase=current.name,
+                planned_end=current.planned_end.isoformat(),
+                days=abs(days_off),
+                way="ahead of" if days_off < 0 else "behind",
+            ),
+            status=400,
+            field="reason",
+        )
     current.status, current.actual_end = Phase.Status.COMPLETED, today
     current.save(update_fields=["status", "actual_end"])
+    # The history sentence ("Lena advanced Canary → Cutover: exit gate passed") reads from this row.
     transition_record(
         subject=current,
         action="completed",
@@ -205,7 +240,14 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
         from_state="active",
         to_state="completed",
         reason=reason,
+        data={
+            "next_phase": following.name if following else None,
+            "exit_gate": {"name": exit_gate.name, "status": exit_gate.status} if exit_gate else None,
+            "planned_end": current.planned_end.isoformat(),
+            "days_off_plan": days_off,
+        },
     )
+    signals.phase_dates_changed.send(sender=Phase, phase_id=current.pk, cause="completed")
     if following is None:
         Program.objects.filter(pk=program.pk).update(status=Program.Status.COMPLETED)
         transition_record(
@@ -226,5 +268,8 @@ def program_advance(*, actor, program: Program, reason: str = "") -> Phase | Non
         from_state="planned",
         to_state="active",
         reason=reason,
+        data={"planned_start": following.planned_start.isoformat()},
     )
+    # A phase that starts early or late takes its freeze windows with it (the frontier sprint).
+    signals.phase_dates_changed.send(sender=Phase, phase_id=following.pk, cause="started")
     return following

@@ -218,3 +218,36 @@ def test_every_create_and_decision_documents_the_header():
         and not any(p["name"] == "Idempotency-Key" for p in operations["post"].get("parameters", []))
     ]
     assert undocumented == []
+
+
+def test_answers_older_than_the_retention_are_purged(as_user, lead, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from core.idempotency import idempotency_records_purge
+
+    settings.IDEMPOTENCY_RETENTION_HOURS = 24
+    now = timezone.now()
+    for key, age in (("old", 25), ("young", 23)):
+        record = IdempotencyRecord.objects.create(
+            user=lead, scope="POST x", key=key, request_hash="h", response_status=201, response_body={}
+        )
+        IdempotencyRecord.objects.filter(pk=record.pk).update(created_at=now - timedelta(hours=age))
+    assert idempotency_records_purge(now=now) == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["young"]
+
+
+def test_the_purge_runs_on_the_beat_schedule(settings):
+    assert settings.CELERY_BEAT_SCHEDULE["purge-idempotency-records"]["task"] == (
+        "core.tasks.idempotency_records_purge"
+    )
+
+
+def test_every_scheduled_task_is_a_registered_task(settings):
+    """A typo in a beat entry would only show as an error in beat's log; here it fails."""
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    missing = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} - set(app.tasks)
+    assert missing == set()

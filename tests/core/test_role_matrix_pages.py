@@ -18,7 +18,9 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from core.notifications import notification_send
 from freeze import services as freeze_services
-from program.models import Criterion, Gate
+from metrics.models import Workload
+from program import services as program_services
+from program.models import Criterion, Gate, Phase
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 ROLES = ("anonymous", "viewer", "engineer", "metric_owner", "component_owner", "ingest", "lead")
@@ -36,6 +38,9 @@ READ = (row("302 200 200 200 200 200 200"), row("302 405 405 405 405 405 405"))
 LEAD_FORM = (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 400"))
 ENGINEER_FORM = (row("302 403 200 403 403 403 403"), row("302 403 400 403 403 403 403"))
 POST_ONLY = row("302 405 405 405 405 405 405")
+OWNER_FORM = (row("302 403 403 200 403 403 403"), row("302 403 403 400 403 403 403"))
+# A confirmation page; the POST is the button (done, or refused with a message on the version page).
+OWNER_CONFIRM = (row("302 403 403 200 403 403 403"), row("302 403 403 302 403 403 403"))
 
 #                       GET                                    forced POST
 EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
@@ -52,15 +57,32 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "metrics:registry": READ,
     "metrics:compare": READ,
     "metrics:detail": READ,
+    "metrics:register": OWNER_FORM,
+    "metrics:version-new": OWNER_FORM,
+    "metrics:version-activate": OWNER_CONFIRM,
+    "metrics:version-deprecate": OWNER_CONFIRM,
     "program:list": READ,
     "program:new": LEAD_FORM,
     "program:detail": READ,
-    "program:advance": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    # The confirmation step; the fixture's exit gate is open, so the lead's POST is refused (409).
+    "program:advance": (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 409")),
+    "program:history": READ,
+    "program:phase-dates": (row("302 403 403 403 403 403 200"), row("302 403 403 403 403 403 405")),
+    "program:phase-replan": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:phase-actual-dates": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    # As the API's migration_record rule: program leads and framework engineers.
+    "program:migrations": (row("302 403 200 403 403 403 200"), row("302 403 405 403 403 403 405")),
+    "program:migration-state": (POST_ONLY, row("302 403 400 403 403 403 400")),
+    "program:bind": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "program:gate": READ,
     "program:gate-decide": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "program:gate-evaluate": (POST_ONLY, row("302 403 403 302 403 403 302")),
     "program:gate-reopen": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "program:criterion-attest": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "program:criterion-add": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:criterion-edit": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "program:criterion-delete": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "program:gate-repin": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "freeze:list": READ,
     "freeze:window": READ,
     "freeze:levels": LEAD_FORM,
@@ -137,6 +159,10 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
     freeze_services.exception_approve(approver=component_owner, exception=approved)
     gate = Gate.objects.filter(phase__program=program).order_by("pk").first()
+    phase = Phase.objects.get(program=program, status="active")
+    migration = program_services.migration_upsert(
+        actor=lead, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
+    )
     leads_only = notification_send(event="gate.ready", subject="s", body="b", link="/programs/", users=[lead])
     users = {
         "anonymous": None,
@@ -152,12 +178,26 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
         "exceptions": {"draft": draft, "submitted": submitted, "approved": approved},
         "kwargs": {
             "metrics:detail": {"key": "training-throughput"},
+            "metrics:version-new": {"key": "training-throughput"},
+            "metrics:version-activate": {"key": "training-throughput", "version": 1},
+            "metrics:version-deprecate": {"key": "training-throughput", "version": 1},
             "program:detail": {"slug": program.slug},
             "program:advance": {"slug": program.slug},
+            "program:bind": {"slug": program.slug},
+            "program:history": {"slug": program.slug},
+            "program:migrations": {"slug": program.slug},
+            "program:migration-state": {"pk": migration.pk},
+            "program:phase-dates": {"pk": phase.pk},
+            "program:phase-replan": {"pk": phase.pk},
+            "program:phase-actual-dates": {"pk": phase.pk},
             "program:gate": {"pk": gate.pk},
             "program:gate-decide": {"pk": gate.pk},
             "program:gate-evaluate": {"pk": gate.pk},
             "program:gate-reopen": {"pk": gate.pk},
+            "program:criterion-add": {"pk": gate.pk},
+            "program:criterion-edit": {"pk": gate.criteria.order_by("pk").first().pk},
+            "program:criterion-delete": {"pk": gate.criteria.order_by("pk").first().pk},
+            "program:gate-repin": {"pk": gate.pk},
             "program:criterion-attest": {
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
             },

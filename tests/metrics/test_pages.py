@@ -3,7 +3,7 @@
 import pytest
 
 
-@pytest.mark.parametrize("path", ["/metrics/nope/", "/metrics/latency@1/"])
+@pytest.mark.parametrize("path", ["/metrics/nope/", "/metrics/latency@9/", "/metrics/nope@1/"])
 def test_unknown_metric_page_is_404(client, viewer, ref, path):
     client.force_login(viewer)
     assert client.get(path).status_code == 404

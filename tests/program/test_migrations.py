@@ -24,7 +24,9 @@ def test_engineer_plans_and_moves_a_workload(as_user, engineer, program):
     assert created.json()["warning"] == ""
     pk = created.json()["id"]
     for state in ("dual_run", "on_new"):
-        response = client.post(f"/api/v1/migrations/{pk}/state/", {"state": state}, format="json")
+        response = client.post(
+            f"/api/v1/migrations/{pk}/state/", {"state": state, "reason": f"to {state}"}, format="json"
+        )
         assert response.status_code == 200, response.json()
     migration = WorkloadMigration.objects.get()
     assert migration.state == "on_new" and migration.moved_on and migration.dual_run_started
@@ -44,10 +46,12 @@ def test_small_or_core_canaries_get_a_warning(as_user, engineer, program):
 def test_impossible_moves_and_reasonless_rollbacks_are_refused(as_user, engineer, program):
     client = as_user(engineer)
     pk = plan(client, program, "llm-finetune-8b", 0).json()["id"]
-    jump = client.post(f"/api/v1/migrations/{pk}/state/", {"state": "on_new"}, format="json")
+    jump = client.post(f"/api/v1/migrations/{pk}/state/", {"state": "on_new", "reason": "x"}, format="json")
     assert jump.status_code == 409
     assert "dual_run" in jump.json()["detail"]
-    client.post(f"/api/v1/migrations/{pk}/state/", {"state": "dual_run"}, format="json")
+    silent = client.post(f"/api/v1/migrations/{pk}/state/", {"state": "dual_run"}, format="json")
+    assert silent.status_code == 400 and silent.json()["errors"][0]["field"] == "reason"
+    client.post(f"/api/v1/migrations/{pk}/state/", {"state": "dual_run", "reason": "start"}, format="json")
     no_reason = client.post(f"/api/v1/migrations/{pk}/state/", {"state": "rolled_back"}, format="json")
     assert no_reason.status_code == 400 and no_reason.json()["errors"][0]["field"] == "reason"
     bad = client.post(f"/api/v1/migrations/{pk}/state/", {"state": "teleported"}, format="json")

@@ -18,7 +18,7 @@ def test_program_page_tells_the_story(page, demo):
     text = page.inner_text("main")
     assert "Month 11 of 14" in text
     assert "Canary wave" in text and "Canary workload is small" in text
-    assert "recsys-ranking: state → rolled_back" in text  # migration moves are in the history
+    assert "moved recsys-ranking from on new to rolled back" in text  # migration moves are in the history
     assert page.locator(".tl-gate").count() == Gate.objects.count()
     screenshot(page, "program")
 

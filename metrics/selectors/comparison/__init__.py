@@ -3,14 +3,17 @@
 - `query`: the comparison asked for by keys; the API and the comparison page call `comparison_from_query`.
 - `compute`: `comparison_compute` on resolved objects (also the gate evaluation's entry): read, test, judge.
 - `sql`: the PostgreSQL read: each side's sample once, sorted once, and its statistics.
+- `batch`: many comparisons' samples in one read (`sides_fetch_many`), judged by `comparison_of_sides`.
 - `verdict`: the pure judgement from the two sides' numbers.
 """
 
+from metrics.selectors.comparison.batch import SidesRequest, sides_fetch_many
 from metrics.selectors.comparison.compute import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_SAMPLES,
     Comparison,
     comparison_compute,
+    comparison_of_sides,
 )
 from metrics.selectors.comparison.query import ComparisonQuery, comparison_from_query
 from metrics.selectors.comparison.sql import SideStats
@@ -22,8 +25,11 @@ __all__ = [
     "Comparison",
     "ComparisonQuery",
     "SideStats",
+    "SidesRequest",
     "Verdict",
     "comparison_compute",
     "comparison_from_query",
+    "comparison_of_sides",
     "comparison_verdict",
+    "sides_fetch_many",
 ]

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from metrics.inference import STATISTICS, infer
 from metrics.models import MetricDefinition, System, Workload
-from metrics.selectors.comparison.sql import SideStats, sides_fetch
+from metrics.selectors.comparison.sql import Side, SideStats, sides_fetch
 from metrics.selectors.comparison.verdict import comparison_verdict
 
 DEFAULT_ALPHA = 0.05
@@ -64,10 +64,9 @@ def comparison_compute(
     null_ratio: float = 1.0,
 ) -> Comparison:
     """``null_ratio`` is a `distribution` criterion's threshold: its tests ask "better than t×"."""
-    statistic = statistic or definition.statistic
-    if statistic not in STATISTICS:
-        raise ValueError(f"unknown statistic {statistic}")
-    base, cand = sides_fetch(
+    if (statistic or definition.statistic) not in STATISTICS:  # refused before any read
+        raise ValueError(f"unknown statistic {statistic or definition.statistic}")
+    sides = sides_fetch(
         definition=definition,
         baseline=baseline,
         candidate=candidate,
@@ -75,6 +74,36 @@ def comparison_compute(
         since=since,
         until=until,
     )
+    return comparison_of_sides(
+        definition=definition,
+        sides=sides,
+        workload=workload,
+        since=since,
+        until=until,
+        statistic=statistic,
+        alpha=alpha,
+        min_samples=min_samples,
+        null_ratio=null_ratio,
+    )
+
+
+def comparison_of_sides(
+    *,
+    definition: MetricDefinition,
+    sides: tuple[Side, Side],
+    workload: Workload | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    statistic: str | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+    null_ratio: float = 1.0,
+) -> Comparison:
+    """The comparison of samples already read (`sides_fetch`, or `sides_fetch_many` for a batch)."""
+    statistic = statistic or definition.statistic
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic {statistic}")
+    base, cand = sides
     inference = infer(
         statistic=statistic,
         direction=definition.direction,

@@ -1,0 +1,55 @@
+"""Forms of the plan pages: advancing, re-planning, actual dates, migration states."""
+
+from __future__ import annotations
+
+from django import forms
+
+from program.models import WorkloadMigration
+
+DATE = {"type": "date"}
+
+
+class AdvanceForm(forms.Form):
+    reason = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Goes into the history. Needed when today is more than 7 days off the planned end.",
+    )
+
+
+class ReplanForm(forms.Form):
+    planned_start = forms.DateField(widget=forms.DateInput(attrs=DATE))
+    planned_end = forms.DateField(widget=forms.DateInput(attrs=DATE))
+    reason = forms.CharField(
+        max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), help_text="Why the plan changes."
+    )
+
+
+class ActualDatesForm(forms.Form):
+    actual_start = forms.DateField(widget=forms.DateInput(attrs=DATE))
+    actual_end = forms.DateField(
+        required=False, widget=forms.DateInput(attrs=DATE), help_text="Empty while the phase is active."
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why the recorded dates were wrong.",
+    )
+
+
+class MigrationStateForm(forms.Form):
+    """Offers only the states the migration may move to from where it is."""
+
+    state = forms.ChoiceField(choices=[])
+    reason = forms.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
+
+    def __init__(self, *args, migration: WorkloadMigration, **kwargs):
+        kwargs.setdefault("prefix", f"m{migration.pk}")
+        super().__init__(*args, **kwargs)
+        self.migration = migration
+        self.fields["state"].choices = [
+            (value, label)
+            for value, label in WorkloadMigration.State.choices
+            if migration.state in WorkloadMigration.TRANSITIONS[value]
+        ]

@@ -1,0 +1,264 @@
+"""A gate's criteria: add, edit, delete, attest, and re-pin them to their metrics' active versions.
+
+Every change locks the gate, is refused on a decided gate (its criteria are the evidence the decision
+froze: reopen it first), writes one audit row on the gate, and queues a re-evaluation, since the
+gate's last judgement was made against the criteria as they were."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import PROGRAM_LEADS, require_role
+from core.transitions import require_state
+from metrics.models import MetricDefinition
+from program.evaluation import distribution_null_ratio
+from program.models import Criterion, Gate
+from program.services.gates import MSG_ALREADY_DECIDED, gate_evaluation_queue, require_gate_state
+from program.versions import active_versions, pinned_keys, stale_moves
+
+# What a lead may change on a criterion (PATCH /api/v1/criteria/{id}/, the edit form).
+EDITABLE_FIELDS = (
+    "name",
+    "kind",
+    "metric",
+    "workload",
+    "statistic",
+    "operator",
+    "threshold",
+    "window_days",
+    "min_samples",
+    "require_significant",
+    "required",
+)
+# A manual criterion has no measurement: these are cleared when one becomes manual.
+MEASUREMENT_FIELDS = {"metric": None, "workload": None, "statistic": "", "threshold": None}
+# An attestation vouches for one checklist item as worded: rewording it (or making it measured)
+# withdraws the attestation.
+ATTESTED_WORDING = {"name", "kind"}
+MSG_DEPRECATED = "{ref} is deprecated; pin the active version, {active}."
+MSG_DEPRECATED_NO_ACTIVE = "{ref} is deprecated and '{key}' has no active version to pin."
+
+
+def _locked_gate(gate_id: int, action: str) -> Gate:
+    gate = Gate.objects.select_for_update().get(pk=gate_id)
+    require_gate_state(gate, action, message=MSG_ALREADY_DECIDED)
+    return gate
+
+
+def _current(criterion: Criterion) -> Criterion:
+    """The criterion as it is now, read under its gate's lock; one deleted meanwhile is a 404."""
+    current = Criterion.objects.select_related("metric", "workload").filter(pk=criterion.pk).first()
+    if current is None:
+        raise ApplicationError(f"Criterion '{criterion.name}' was deleted.", status=404)
+    return current
+
+
+def _require_pinnable(metric: MetricDefinition) -> None:
+    """A criterion pins an active version: a draft may still change (400), a deprecated one was
+    replaced (409, naming what replaced it)."""
+    if metric.status == MetricDefinition.Status.DRAFT:
+        raise ApplicationError(f"{metric.ref} is a draft.", status=400, field="metric")
+    if metric.status == MetricDefinition.Status.DEPRECATED:
+        active = active_versions([metric.key]).get(metric.key)
+        message = (
+            MSG_DEPRECATED.format(ref=metric.ref, active=active.ref)
+            if active
+            else MSG_DEPRECATED_NO_ACTIVE.format(ref=metric.ref, key=metric.key)
+        )
+        raise ApplicationError(
+            message, status=409, field="metric", extra={"active": getattr(active, "ref", None)}
+        )
+
+
+def _require_testable_distribution(criterion: Criterion) -> None:
+    """A `distribution` criterion tests the candidate against the baseline moved by its threshold,
+    so it needs two sides (relative or improvement) and a threshold above 0 × the baseline."""
+    if criterion.statistic != "distribution":
+        return
+    if criterion.kind == Criterion.Kind.ABSOLUTE:
+        raise ApplicationError(
+            "'distribution' compares two systems; an absolute criterion needs one side's statistic.",
+            status=400,
+            field="statistic",
+        )
+    if distribution_null_ratio(criterion) is None:
+        raise ApplicationError(
+            "A distribution criterion's threshold must be above 0 × the baseline "
+            "(relative > 0, improvement > −100 %).",
+            status=400,
+            field="threshold",
+        )
+
+
+def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
+    """The rules a criterion keeps whether it is added or edited (the API's serializers check types)."""
+    if not criterion.name.strip():
+        raise ApplicationError("A criterion needs a name.", status=400, field="name")
+    if criterion.kind not in Criterion.Kind.values:
+        raise ApplicationError(f"Unknown kind '{criterion.kind}'.", status=400, field="kind")
+    if criterion.min_samples is None or criterion.min_samples < 2:
+        raise ApplicationError("min_samples must be at least 2.", status=400, field="min_samples")
+    if criterion.kind == Criterion.Kind.MANUAL:
+        return
+    # An unbound template slot (a `slot` field, where the model has one) waits for its metric.
+    if criterion.metric is None and not getattr(criterion, "slot", ""):
+        raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
+    if criterion.threshold is None:
+        raise ApplicationError("A measured criterion needs a threshold.", status=400, field="threshold")
+    if check_pin and criterion.metric is not None:
+        _require_pinnable(criterion.metric)
+    _require_testable_distribution(criterion)
+
+
+def _shown(value) -> object:
+    """A field's value as the audit row keeps it: metrics by ref, workloads by key."""
+    if isinstance(value, MetricDefinition):
+        return value.ref
+    return getattr(value, "key", value)
+
+
+@transaction.atomic
+def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
+    """A criterion pins its metric version; only undecided gates take new criteria."""
+    require_role(actor, PROGRAM_LEADS, "add criteria")
+    gate = _locked_gate(gate.pk, "add_criterion")
+    criterion = Criterion(gate=gate, **fields)
+    if criterion.kind == Criterion.Kind.MANUAL:
+        for field, empty in MEASUREMENT_FIELDS.items():
+            setattr(criterion, field, empty)
+    _require_valid(criterion, check_pin=True)
+    criterion.save()
+    transition_record(
+        subject=gate,
+        action="criterion_added",
+        actor=actor,
+        data={"criterion": criterion.name, "id": criterion.pk},
+    )
+    gate_evaluation_queue(gate_id=gate.pk)
+    return criterion
+
+
+@transaction.atomic
+def criterion_edit(*, actor, criterion: Criterion, **changes) -> Criterion:
+    """Change any of EDITABLE_FIELDS; the audit row keeps each changed field as [old, new]. A changed
+    metric must be pinnable; an unchanged one may stay on its old version (re-pinning is its own step)."""
+    require_role(actor, PROGRAM_LEADS, "edit criteria")
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ApplicationError(f"'{unknown[0]}' cannot be edited.", status=400, field=unknown[0])
+    gate = _locked_gate(criterion.gate_id, "edit_criterion")
+    criterion = _current(criterion)
+    criterion.gate = gate
+    if changes.get("kind", criterion.kind) == Criterion.Kind.MANUAL:
+        changes = {**changes, **MEASUREMENT_FIELDS}
+    diff = {}
+    for field, new in changes.items():
+        old = getattr(criterion, field)
+        if old != new:
+            diff[field] = [_shown(old), _shown(new)]
+            setattr(criterion, field, new)
+    if not diff:
+        return criterion
+    if "metric" in diff and criterion.metric is None and criterion.kind != Criterion.Kind.MANUAL:
+        # Unbinding is not an edit: an unbound slot only comes from a template (bindings never unbind).
+        raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
+    # A metric or workload chosen by hand detaches the criterion from its template slot, so a later
+    # binding of that slot does not overwrite the lead's choice.
+    for field, slot_field in (("metric", "slot"), ("workload", "workload_slot")):
+        if field in diff and getattr(criterion, field) is not None and getattr(criterion, slot_field):
+            diff[slot_field] = [getattr(criterion, slot_field), ""]
+            setattr(criterion, slot_field, "")
+    _require_valid(criterion, check_pin="metric" in diff)
+    updated = list(diff)
+    data = {"criterion": criterion.name, "id": criterion.pk, "changes": diff}
+    if criterion.attested_at and ATTESTED_WORDING & set(diff):
+        criterion.attested_by, criterion.attested_at, criterion.attestation_link = None, None, ""
+        updated += ["attested_by", "attested_at", "attestation_link"]
+        data["attestation_withdrawn"] = True
+    criterion.save(update_fields=updated)
+    data["stale_cleared"] = _clear_stale_if_current(gate)
+    transition_record(subject=gate, action="criterion_edited", actor=actor, data=data)
+    gate_evaluation_queue(gate_id=gate.pk)
+    return criterion
+
+
+@transaction.atomic
+def criterion_delete(*, actor, criterion: Criterion) -> None:
+    """Its results in earlier evaluations go with it; decisions keep their frozen evidence."""
+    require_role(actor, PROGRAM_LEADS, "delete criteria")
+    gate = _locked_gate(criterion.gate_id, "delete_criterion")
+    criterion = _current(criterion)
+    data = {
+        "criterion": criterion.name,
+        "id": criterion.pk,
+        "metric": criterion.metric.ref if criterion.metric else None,
+    }
+    criterion.delete()
+    data["stale_cleared"] = _clear_stale_if_current(gate)
+    transition_record(subject=gate, action="criterion_deleted", actor=actor, data=data)
+    gate_evaluation_queue(gate_id=gate.pk)
+
+
+@transaction.atomic
+def gate_repin(*, actor, gate: Gate) -> Gate:
+    """Move every stale criterion (pinned to a non-active version of a key that has an active one) to
+    the active version, in one step, and clear the gate's stale flag. Nothing stale: nothing changes."""
+    require_role(actor, PROGRAM_LEADS, "re-pin criteria")
+    gate = _locked_gate(gate.pk, "repin")
+    criteria = list(gate.criteria.select_related("metric"))
+    moves = stale_moves(criteria, active_versions(pinned_keys(criteria)))
+    if not moves and not gate.stale:
+        return gate
+    for move in moves:
+        Criterion.objects.filter(pk=move.criterion.pk).update(metric=move.to)
+    gate.stale = False
+    gate.save(update_fields=["stale"])
+    transition_record(
+        subject=gate,
+        action="repinned",
+        actor=actor,
+        data={"moved": [move.as_record() for move in moves]},
+    )
+    if moves:
+        gate_evaluation_queue(gate_id=gate.pk)
+    return gate
+
+
+def _clear_stale_if_current(gate: Gate) -> bool:
+    """After an edit or a delete, a stale gate whose criteria all pin current versions is stale no more."""
+    if not gate.stale:
+        return False
+    criteria = list(gate.criteria.select_related("metric"))
+    if stale_moves(criteria, active_versions(pinned_keys(criteria))):
+        return False
+    gate.stale = False
+    gate.save(update_fields=["stale"])
+    return True
+
+
+@transaction.atomic
+def criterion_attest(*, actor, criterion: Criterion, link: str = "") -> Criterion:
+    """A person vouches for a manual checklist item (with a link to the proof)."""
+    require_role(actor, PROGRAM_LEADS, "attest checklist items")
+    if criterion.kind != Criterion.Kind.MANUAL:
+        raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)
+    # Locks the gate too: a decision cannot slip in between this check and the attestation.
+    criterion = Criterion.objects.select_for_update().select_related("gate").get(pk=criterion.pk)
+    require_state(
+        subject=f"Criterion '{criterion.name}'",
+        state=criterion.state,
+        action="attesting",
+        allowed=Criterion.TRANSITIONS["attest"],
+    )
+    criterion.attested_by, criterion.attested_at, criterion.attestation_link = actor, timezone.now(), link
+    criterion.save(update_fields=["attested_by", "attested_at", "attestation_link"])
+    transition_record(
+        subject=criterion.gate,
+        action="attested",
+        actor=actor,
+        data={"criterion": criterion.name, "link": link},
+    )
+    return criterion

@@ -1,0 +1,38 @@
+"""{% bindings_panel program %}: the program page's Bindings panel, with its own queries, so the
+page view does not change to show it (program/views_bindings.py takes its form's POST)."""
+
+from __future__ import annotations
+
+from django import template
+
+from core.roles import PROGRAM_LEADS, has_role
+from metrics.models import MetricDefinition, Workload
+from program.selectors_bindings import program_bindings
+
+register = template.Library()
+
+
+@register.inclusion_tag("program/_bindings.html", takes_context=True)
+def bindings_panel(context, program):
+    """Slots with what they are bound to; for leads, a picker per slot (active metrics / workloads).
+    Four queries whatever the number of slots and criteria."""
+    request = context["request"]
+    slots = program_bindings(program)
+    can_bind = has_role(request.user, PROGRAM_LEADS)
+    metrics = workloads = []
+    if can_bind and slots:
+        metrics = list(
+            MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE)
+            .order_by("key")
+            .values_list("key", "version", "name")
+        )
+        workloads = list(Workload.objects.order_by("key").values_list("key", "name"))
+    return {
+        "program": program,
+        "slots": slots,
+        "can_bind": can_bind,
+        # Short labels keep the picker and its button on one line in the table.
+        "metric_choices": [(key, f"{key}@{version}") for key, version, _ in metrics],
+        "workload_choices": [(key, key) for key, _ in workloads],
+        "csrf_token": context.get("csrf_token"),
+    }
