@@ -89,7 +89,7 @@ def test_history_is_paged_not_cut(lead, program):
     assert not second.has_older
     total = Transition.objects.count()
     assert len(first.entries) + len(second.entries) == total
-    assert first.entries[0].text == "lead added criterion 'c39' on gate 'New framework trains a small job'"
+    assert first.entries[0].text == "lead added criterion “c39” on gate 'New framework trains a small job'"
 
 
 @pytest.mark.parametrize("size", [3, 80])
