@@ -13,6 +13,7 @@ api_v1 = [
     path("", include("metrics.api_urls")),
     path("", include("program.api_urls")),
     path("", include("freeze.api_urls")),
+    path("", include("core.api_urls")),
 ]
 
 urlpatterns = [

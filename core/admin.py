@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.db import models
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
-from core.models import Delivery, Notification, Transition, WebhookEndpoint
+from core.models import Delivery, Notification, NotificationReceipt, Transition, WebhookEndpoint
 
 
 @admin.register(Transition)
@@ -34,15 +34,26 @@ class DeliveryInline(ReadOnlyTabularInline):
     readonly_fields = fields
 
 
+class ReceiptInline(ReadOnlyTabularInline):
+    """Who has it in their in-app inbox, and whether they read it (read by the person, on the inbox)."""
+
+    model = NotificationReceipt
+    fields = ("user", "read_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("user")
+
+
 @admin.register(Notification)
 class NotificationAdmin(ReadOnlyAdmin):
-    """Notifications and their deliveries are written by core.notifications, never by hand."""
+    """Notifications, their receipts and deliveries are written by core.notifications, never by hand."""
 
-    list_display = ("created_at", "event", "subject")
+    list_display = ("created_at", "event", "subject", "link")
     list_filter = ("event",)
     search_fields = ("subject", "event")
     date_hierarchy = "created_at"
-    inlines = [DeliveryInline]
+    inlines = [ReceiptInline, DeliveryInline]
 
 
 # django-axes' own admins allow a no-op "change" of a login record. Ours browse and delete only

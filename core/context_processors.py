@@ -1,3 +1,6 @@
+from django.utils.functional import SimpleLazyObject
+
+from core.models import NotificationReceipt
 from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS, has_role
 
 
@@ -8,4 +11,17 @@ def roles(request):
         "is_program_lead": has_role(user, PROGRAM_LEADS),
         "is_framework_engineer": has_role(user, FRAMEWORK_ENGINEERS),
         "is_metric_owner": has_role(user, METRIC_OWNERS),
+    }
+
+
+def unread_notifications(request):
+    """The header's unread count: one indexed COUNT, run only when a page renders it (never for an
+    htmx fragment, an API answer or a redirect)."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"unread_notifications": 0}
+    return {
+        "unread_notifications": SimpleLazyObject(
+            lambda: NotificationReceipt.objects.filter(user=user, read_at__isnull=True).count()
+        )
     }

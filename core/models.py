@@ -58,10 +58,39 @@ class Notification(models.Model):
     subject = models.CharField(max_length=200)
     body = models.TextField()
     payload = models.JSONField(default=dict)
+    # Site-relative path of the object it is about ("/programs/gates/12/"); emails and webhooks get it
+    # made absolute with SITE_URL at delivery, the in-app inbox links to it as it is.
+    link = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.subject
+
+
+class NotificationReceipt(models.Model):
+    """A notification in one user's in-app inbox; read once read_at is set."""
+
+    notification = models.ForeignKey(Notification, on_delete=models.CASCADE, related_name="receipts")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_receipts"
+    )
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["notification", "user"], name="receipt_one_per_user"),
+        ]
+        indexes = [
+            # Serves the inbox list (newest first) of one user.
+            models.Index(fields=["user", "-notification"], name="receipt_inbox_idx"),
+            # Serves the header's unread count, run on every page: only unread rows are indexed.
+            models.Index(
+                fields=["user"], condition=models.Q(read_at__isnull=True), name="receipt_unread_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.notification_id}"
 
 
 class Delivery(models.Model):

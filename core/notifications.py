@@ -18,12 +18,13 @@ from typing import Any
 import httpx
 import orjson
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
 from django.db.models import F, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
-from core.models import Delivery, Notification, WebhookEndpoint
+from core.models import Delivery, Notification, NotificationReceipt, WebhookEndpoint
 from core.outbox import outbox_add
 
 
@@ -49,12 +50,26 @@ def notification_send(
     event: str,
     subject: str,
     body: str,
+    link: str = "",
     payload: dict[str, Any] | None = None,
+    users: Iterable[AbstractBaseUser] = (),
     recipients: Iterable[str] = (),
 ) -> Notification:
-    """Create a notification with one delivery per channel; deliveries start after the commit."""
-    notification = Notification.objects.create(event=event, subject=subject, body=body, payload=payload or {})
-    emails = sorted({address for address in recipients if address})
+    """Create a notification with one delivery per channel; deliveries start after the commit.
+
+    `link` is the site-relative path of the object it is about. Each of `users` gets it in their
+    in-app inbox (written here, in the caller's transaction, so it appears with the change) and by
+    email at their address; `recipients` adds addresses of people without an account."""
+    notification = Notification.objects.create(
+        event=event, subject=subject, body=body, link=link, payload=payload or {}
+    )
+    people = {user.pk: user for user in users if user is not None}
+    NotificationReceipt.objects.bulk_create(
+        NotificationReceipt(notification=notification, user_id=pk) for pk in sorted(people)
+    )
+    emails = sorted(
+        {address for address in recipients if address} | {u.email for u in people.values() if u.email}
+    )
     deliveries = []
     if emails:
         deliveries.append(
@@ -69,6 +84,13 @@ def notification_send(
     for delivery in deliveries:
         outbox_add(task="core.tasks.deliver_notification", args=[str(delivery.id)])
     return notification
+
+
+def absolute_link(link: str) -> str:
+    """The link as people outside a request reach it (emails, webhooks): SITE_URL + path."""
+    if not link or "://" in link:
+        return link
+    return f"{settings.SITE_URL}/{link.lstrip('/')}"
 
 
 def delivery_attempt(*, delivery_id: str) -> bool:
@@ -106,9 +128,12 @@ def delivery_attempt(*, delivery_id: str) -> bool:
 
 def _send_email(delivery: Delivery) -> None:
     notification = delivery.notification
+    message = notification.body
+    if notification.link:
+        message = f"{message}\n\n{absolute_link(notification.link)}"
     send_mail(
         subject=f"[Rebuild Tracker] {notification.subject}",
-        message=notification.body,
+        message=message,
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=delivery.recipients,
     )
@@ -118,7 +143,12 @@ def _send_webhook(delivery: Delivery) -> None:
     notification = delivery.notification
     endpoint = delivery.endpoint
     body = orjson.dumps(
-        {"type": notification.event, "subject": notification.subject, "data": notification.payload}
+        {
+            "type": notification.event,
+            "subject": notification.subject,
+            "link": absolute_link(notification.link),
+            "data": notification.payload,
+        }
     ).decode()
     sent_at = timezone.now()
     msg_id = f"msg_{delivery.id.hex}"

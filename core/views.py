@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import HttpResponseServerError, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
@@ -39,11 +39,6 @@ def healthz(request):
     else:
         checks["broker"] = "not configured (tasks run in-process)"
     return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
-
-
-@require_GET
-def home(request):
-    return redirect("program:list")
 
 
 # Error pages (config/urls.py handler403/404/500). API paths always get the JSON error shape.

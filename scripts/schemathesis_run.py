@@ -40,6 +40,8 @@ from rest_framework.authtoken.models import Token
 user, _ = User.objects.get_or_create(username="schemathesis", defaults={"email": "schemathesis@localhost"})
 user.groups.set(Group.objects.all())
 user.user_permissions.add(Permission.objects.get(content_type__app_label="metrics", codename="add_observation"))
+from core.notifications import notification_send
+notification_send(event="welcome", subject="Welcome", body="An inbox entry to mark read.", link="/", users=[user])
 print(Token.objects.get_or_create(user=user)[0].key)
 """
 
@@ -48,6 +50,7 @@ import json
 from freeze.models import FreezeException, FreezeWindow
 from metrics.models import MetricDefinition, System, Workload
 from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
+from core.models import NotificationReceipt
 
 def first(model):
     return model.objects.order_by("pk").first()
@@ -65,6 +68,9 @@ print(json.dumps({
     "^/api/v1/systems/[{]key[}]/": {"path.key": first(System).key},
     "^/api/v1/workloads/[{]key[}]/": {"path.key": first(Workload).key},
     "^/api/v1/templates/[{]key[}]/": {"path.key": "rebuild-14m"},
+    "^/api/v1/notifications/[{]id[}]/": {
+        "path.id": NotificationReceipt.objects.filter(user__username="schemathesis").first().notification_id
+    },
 }))
 """
 

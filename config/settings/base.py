@@ -24,6 +24,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "django.contrib.humanize",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
@@ -77,6 +78,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.roles",
+                "core.context_processors.unread_notifications",
             ],
         },
     },
@@ -280,6 +282,9 @@ CELERY_BEAT_SCHEDULE: dict = {
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="rebuild-tracker@localhost")
+# Where people reach this site: emails and webhooks carry links made absolute with it (no request
+# is at hand in a worker). Set it in every deployment; the default is `make run`'s address.
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
 # Notification deliveries retry with exponential backoff starting at this many seconds.
 NOTIFICATION_RETRY_BACKOFF = env.int("NOTIFICATION_RETRY_BACKOFF", default=30)

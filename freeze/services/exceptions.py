@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
@@ -117,26 +118,26 @@ def _refuse_by_level(component: Component, window: FreezeWindow, starts: datetim
         )
 
 
-def _approver_emails(exception: FreezeException) -> list[str]:
+def _approvers(exception: FreezeException) -> list:
     users = (
         get_user_model()
         .objects.filter(Q(groups__name=exception.component.owner_team) | Q(groups__name=PROGRAM_LEADS))
         .exclude(pk=exception.requester_id)
         .exclude(pk__in=exception.authors.values("pk"))
-        .exclude(email="")
         .distinct()
     )
-    return list(users.values_list("email", flat=True))
+    return list(users)
 
 
-def _notify(exception: FreezeException, event: str, subject: str, recipients: list[str]) -> None:
+def _notify(exception: FreezeException, event: str, subject: str, users: list) -> None:
     notification_send(
         event=event,
         subject=subject,
         body=f"{exception.title} — {exception.component.key}, {exception.change_starts_at:%Y-%m-%d %H:%M} to "
         f"{exception.change_ends_at:%Y-%m-%d %H:%M} UTC, risk {exception.risk}. Status: {exception.status}.",
+        link=reverse("freeze:exception", args=[exception.pk]),
         payload={"exception": exception.pk, "status": exception.status},
-        recipients=recipients,
+        users=users,
     )
 
 
@@ -227,7 +228,7 @@ def _resubmit(exception: FreezeException, editor, reason: str, dismissed: int) -
         exception,
         "exception.submitted",
         f"Exception changed, review again: {exception.title}",
-        _approver_emails(exception),
+        _approvers(exception),
     )
 
 
@@ -248,7 +249,7 @@ def exception_submit(*, requester, exception: FreezeException) -> FreezeExceptio
             exception,
             "exception.submitted",
             f"Freeze exception awaiting approval: {exception.title}",
-            _approver_emails(exception),
+            _approvers(exception),
         )
     return exception
 
@@ -328,7 +329,7 @@ def exception_approve(*, approver, exception: FreezeException, comment: str = ""
                 exception,
                 "exception.decided",
                 f"Freeze exception approved: {exception.title}",
-                [exception.requester.email],
+                [exception.requester],
             )
     return exception
 
@@ -347,7 +348,7 @@ def exception_reject(*, approver, exception: FreezeException, reason: str) -> Fr
             exception,
             "exception.decided",
             f"Freeze exception rejected: {exception.title}",
-            [exception.requester.email],
+            [exception.requester],
         )
     return exception
 
@@ -376,7 +377,7 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
             exception,
             "exception.decided",
             f"Freeze exception revoked: {exception.title}",
-            [exception.requester.email],
+            [exception.requester],
         )
     return exception
 
@@ -399,7 +400,7 @@ def exceptions_expire(now: datetime | None = None) -> list[int]:
                 exception,
                 "exception.expired",
                 f"Freeze exception expired: {exception.title}",
-                [exception.requester.email],
+                [exception.requester],
             )
             expired.append(exception.pk)
     return expired
@@ -425,7 +426,7 @@ def exceptions_warn_expiring(now: datetime | None = None) -> list[int]:
                 exception,
                 "exception.expiring",
                 f"Freeze exception ends within 24 h: {exception.title}",
-                [exception.requester.email],
+                [exception.requester],
             )
             warned.append(exception.pk)
     return warned

@@ -10,6 +10,7 @@ import orjson
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
+from django.urls import reverse
 from django.utils import timezone
 
 from core.audit import transition_record
@@ -51,8 +52,8 @@ def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
     )
 
 
-def _lead_emails(gate: Gate) -> list[str]:
-    return [gate.phase.program.lead.email]
+def _leads(gate: Gate) -> list:
+    return [gate.phase.program.lead]
 
 
 @transaction.atomic
@@ -156,8 +157,9 @@ def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
                         event="gate.ready",
                         subject=f"Gate '{gate.name}' is ready for review",
                         body=f"Every required criterion of '{gate.name}' passes. A program lead can decide it.",
+                        link=reverse("program:gate", args=[gate.pk]),
                         payload={"gate": gate.pk},
-                        recipients=_lead_emails(gate),
+                        users=_leads(gate),
                     )
     return evaluation
 
@@ -258,8 +260,9 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
             event="gate.decided",
             subject=f"Gate '{gate.name}' {target}",
             body=f"{lead.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
+            link=reverse("program:gate", args=[gate.pk]),
             payload={"gate": gate.pk, "decision": decision},
-            recipients=_lead_emails(gate),
+            users=_leads(gate),
         )
     return record
 
@@ -302,7 +305,8 @@ def gates_mark_stale(*, old_definition_id: int, new_definition_id: int) -> list[
                 event="gate.stale",
                 subject=f"Gate '{gate.name}' pins a superseded metric",
                 body=f"{new.ref} is now active; the gate's criteria still use the older version.",
+                link=reverse("program:gate", args=[gate.pk]),
                 payload={"gate": gate.pk, "metric": new.ref},
-                recipients=_lead_emails(gate),
+                users=_leads(gate),
             )
     return [gate.pk for gate in gates]

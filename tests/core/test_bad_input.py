@@ -181,6 +181,7 @@ PAGES = [
     "/programs/",
     "/freeze/",
     "/freeze/queues/",
+    "/notifications/",
 ]
 PAGE_PARAMS = [
     "metric",
@@ -192,6 +193,7 @@ PAGE_PARAMS = [
     "statistic",
     "status",
     "owner_team",
+    "page",
 ]
 
 

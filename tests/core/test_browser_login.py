@@ -18,7 +18,14 @@ def test_demo_user_signs_in_through_the_login_page(page, viewer):
     page.click("button[type=submit]")
     page.wait_for_url("**/programs/")
     assert page.locator("h1").inner_text() == "Programs"
-    assert page.locator("nav.nav").inner_text().split() == ["Programs", "Freeze", "list", "Metrics"]
+    assert page.locator("nav.nav").inner_text().split() == [
+        "My",
+        "work",
+        "Programs",
+        "Freeze",
+        "list",
+        "Metrics",
+    ]
 
 
 @pytest.mark.browser

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -9,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.core import mail
 from django.db import transaction
+from django.test import override_settings
 from standardwebhooks.webhooks import Webhook
 
 from core.models import Delivery, WebhookEndpoint
@@ -66,6 +68,7 @@ def test_worker_executes_a_task_through_redis(celery_worker_real):
 
 
 @pytest.mark.services
+@override_settings(SITE_URL="https://tracker.example.com")
 def test_failing_webhook_is_retried_with_backoff_then_delivered_once(celery_worker_real, receiver):
     WebhookEndpoint.objects.create(name="dashboard", url=receiver.url, secret=SECRET)
     with transaction.atomic():
@@ -73,6 +76,7 @@ def test_failing_webhook_is_retried_with_backoff_then_delivered_once(celery_work
             event="gate.decided",
             subject="Gate 'cutover exit' passed",
             body="Decided by lead.",
+            link="/programs/gates/7/",
             payload={"gate": 7},
             recipients=["lead@example.com"],
         )
@@ -86,9 +90,14 @@ def test_failing_webhook_is_retried_with_backoff_then_delivered_once(celery_work
     assert first_headers["webhook-id"] == receiver.requests[0][0]["webhook-id"]
     # The receiver can verify the signature with the shared secret.
     Webhook(SECRET).verify(body, {k.lower(): v for k, v in first_headers.items()})
+    # It carries the link to the object, absolute, beside the event's data.
+    sent = json.loads(body)
+    assert sent["link"] == "https://tracker.example.com/programs/gates/7/"
+    assert sent["data"] == {"gate": 7} and sent["type"] == "gate.decided"
 
     email = Delivery.objects.get(notification=notification, channel=Delivery.Channel.EMAIL)
     assert wait_for(lambda: Delivery.objects.get(id=email.id).status == Delivery.Status.DELIVERED)
+    assert mail.outbox[0].body == "Decided by lead.\n\nhttps://tracker.example.com/programs/gates/7/"
 
     # A redelivered message (the broker handing the same task out again) sends nothing more.
     deliver_notification.delay(str(webhook.id))

@@ -15,6 +15,7 @@ from django.db import transaction
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
+from core.notifications import notification_send
 from metrics.models import Workload
 from program import services as program_services
 from program.models import Gate, Phase
@@ -77,6 +78,11 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/gates/{id}/reopen/"): LEAD,
     ("POST", "/api/v1/gates/{id}/repin/"): LEAD,
     ("POST", "/api/v1/migrations/{id}/state/"): LEAD_OR_ENGINEER,
+    ("GET", "/api/v1/me/work/"): EVERYONE,
+    ("GET", "/api/v1/notifications/"): EVERYONE,
+    ("POST", "/api/v1/notifications/read-all/"): EVERYONE,
+    # The fixture notification reached every signed-in role, so each marks it in their own inbox.
+    ("POST", "/api/v1/notifications/{id}/read/"): EVERYONE,
     ("GET", "/api/v1/observations/"): EVERYONE,
     ("POST", "/api/v1/observations/batch/"): frozenset({"ingest_user"}),
     ("POST", "/api/v1/phases/{id}/replan/"): LEAD,
@@ -135,6 +141,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
         "ingest_user": ingest_user,
         "lead": lead,
     }
+    notification = notification_send(event="gate.ready", subject="s", body="b", users=users.values())
     return {
         "users": users,
         "args": {
@@ -144,6 +151,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
             "freeze": {"id": setup["window"].pk},
             "gates": {"id": gate.pk},
             "migrations": {"id": migration.pk},
+            "notifications": {"id": notification.pk},
             "phases": {"id": Phase.objects.filter(program=program).first().pk},
             "programs": {"slug": program.slug},
             "systems": {"key": "legacy"},

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from core.notifications import notification_send
 from freeze import services as freeze_services
 from metrics.models import Workload
 from program import services as program_services
@@ -43,7 +44,13 @@ OWNER_CONFIRM = (row("302 403 403 200 403 403 403"), row("302 403 403 302 403 40
 
 #                       GET                                    forced POST
 EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    "home": (row("302 302 302 302 302 302 302"), POST_ONLY),
+    "home": READ,
+    "notifications": READ,
+    # Every signed-in person has an inbox; the notification below reached the lead only, so anyone
+    # else finds no such notification in theirs (the 404 page) before anything is read or written.
+    "notification-open": (POST_ONLY, row("302 404 404 404 404 404 302")),
+    "notification-read": (POST_ONLY, row("302 404 404 404 404 404 302")),
+    "notifications-read-all": (POST_ONLY, row("302 302 302 302 302 302 302")),
     "healthz": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
     "login": (row("200 302 302 302 302 302 302"), row("200 302 302 302 302 302 302")),
     "logout": (row("302 405 405 405 405 405 405"), row("302 302 302 302 302 302 302")),
@@ -156,6 +163,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     migration = program_services.migration_upsert(
         actor=lead, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
     )
+    leads_only = notification_send(event="gate.ready", subject="s", body="b", link="/programs/", users=[lead])
     users = {
         "anonymous": None,
         "viewer": viewer,
@@ -194,6 +202,8 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
             },
             "freeze:window": {"window_id": ref["window"].pk},
+            "notification-open": {"pk": leads_only.pk},
+            "notification-read": {"pk": leads_only.pk},
             "freeze:levels": {"window_id": ref["window"].pk},
             "freeze:levels-import": {"window_id": ref["window"].pk},
             "freeze:exception": {"pk": submitted.pk},

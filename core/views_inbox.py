@@ -1,0 +1,69 @@
+"""The in-app inbox: the list of my notifications, opening one, marking one or all read.
+
+URLs name the notification; each person finds it in their own inbox only (someone else's is a 404)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from core.models import NotificationReceipt
+from core.services.inbox import receipt_read, receipts_read_all
+
+PAGE_SIZE = 20
+
+
+def _mine(request):
+    return NotificationReceipt.objects.filter(user=request.user).select_related("notification")
+
+
+def _local(request, url: str) -> str | None:
+    """The URL if it stays on this site (a `next` field or a stored link), else None."""
+    if url and url_has_allowed_host_and_scheme(url, allowed_hosts={request.get_host()}):
+        return url
+    return None
+
+
+def _back(request):
+    return redirect(_local(request, request.POST.get("next", "")) or "notifications")
+
+
+@require_GET
+def notification_list(request):
+    page = Paginator(_mine(request).order_by("-notification_id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "core/notifications.html", {"page": page})
+
+
+@require_POST
+def notification_open(request, pk: int):
+    """Opening a notification marks it read and goes to the object it links to."""
+    receipt = get_object_or_404(_mine(request), notification_id=pk)
+    receipt_read(user=request.user, receipt=receipt)
+    target = _local(request, receipt.notification.link)
+    if target is None:
+        messages.info(request, f"“{receipt.notification.subject}” links to no page; marked as read.")
+        return redirect("notifications")
+    return redirect(target)
+
+
+@require_POST
+def notification_read(request, pk: int):
+    receipt = get_object_or_404(_mine(request), notification_id=pk)
+    if receipt_read(user=request.user, receipt=receipt):
+        messages.success(request, f"Marked “{receipt.notification.subject}” as read.")
+    else:
+        messages.info(request, f"“{receipt.notification.subject}” was read already.")
+    return _back(request)
+
+
+@require_POST
+def notifications_read_all(request):
+    count = receipts_read_all(user=request.user)
+    if count:
+        messages.success(request, f"Marked {count} notification{'s' if count != 1 else ''} as read.")
+    else:
+        messages.info(request, "Nothing was unread.")
+    return _back(request)
