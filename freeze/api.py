@@ -92,7 +92,11 @@ class WindowList(generics.ListAPIView):
 
 
 class LevelsInput(serializers.Serializer):
-    levels = serializers.DictField(child=serializers.CharField(), help_text='{"component-key": "frozen", …}')
+    levels = serializers.DictField(
+        child=serializers.CharField(),
+        help_text='{"component-key": "frozen", …}. Only levels that differ are written; the window\'s '
+        "default level removes the component's own level.",
+    )
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 

@@ -123,7 +123,9 @@ def freeze_levels_set(*, actor, window: FreezeWindow, levels: dict[str, str], re
     the explicit entry (the component follows the default again), any other level creates or updates
     it. Every change keeps its history: pghistory on the entry and one `level` transition each."""
     require_role(actor, PROGRAM_LEADS, "set freeze levels")
-    components = {c.key: c for c in Component.objects.filter(key__in=list(levels))}
+    # A key PostgreSQL cannot hold (NUL, lone surrogate) names no component: never sent to the query.
+    storable = [key for key in levels if "\x00" not in key and not surrogate_problem(key)]
+    components = {c.key: c for c in Component.objects.filter(key__in=storable)}
     errors = [
         {"field": f"levels.{key}", "message": f"unknown component '{key}'."}
         for key in levels

@@ -130,3 +130,10 @@ def test_page_import_shows_the_refusal_by_the_file_input(client, lead, ref):
     )
     assert "Imported: 1 level changed" in ok.content.decode()
     assert explicit(ref["window"])["trainer"] == "frozen"
+
+
+def test_a_key_postgresql_cannot_hold_is_an_unknown_component(as_user, lead, ref):
+    url = f"/api/v1/freeze/windows/{ref['window'].pk}/levels/"
+    response = as_user(lead).post(url, {"levels": {"\x00trainer": "open"}}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "levels.\x00trainer"
