@@ -30,9 +30,9 @@ def explicit(window) -> dict[str, str]:
 def test_service_writes_only_the_row_that_changes(lead, ref):
     window = ref["window"]
     before = Transition.objects.filter(action="level").count()
-    everything = {"trainer": "frozen", "kernels": "frozen", "dashboards": "open"}
+    everything = {"trainer": "approval", "kernels": "open", "dashboards": "open"}
     assert services.freeze_levels_set(actor=lead, window=window, levels=everything) == 1
-    assert explicit(window) == {"trainer": "frozen", "kernels": "frozen", "dashboards": "open"}
+    assert explicit(window) == {"kernels": "open", "dashboards": "open"}  # trainer stays default
     assert Transition.objects.filter(action="level").count() == before + 1
 
 
@@ -45,8 +45,11 @@ def test_service_leaves_defaults_default(lead, ref):
 
 def test_back_to_the_default_removes_the_explicit_entry(lead, ref):
     window = ref["window"]
+    entry = FreezeEntry.objects.get(window=window, component__key="kernels")
     assert services.freeze_levels_set(actor=lead, window=window, levels={"kernels": "approval"}) == 1
     assert explicit(window) == {"dashboards": "open"}
+    # pghistory keeps the removal too, not only the row's earlier versions.
+    assert entry.events.filter(pgh_label="delete").count() == 1
     record = Transition.objects.filter(action="level").latest("id")
     assert (record.from_state, record.to_state) == ("frozen", "approval")
     assert record.data == {"component": "kernels", "explicit": False}
