@@ -92,7 +92,11 @@ class WindowList(generics.ListAPIView):
 
 
 class LevelsInput(serializers.Serializer):
-    levels = serializers.DictField(child=serializers.CharField(), help_text='{"component-key": "frozen", …}')
+    levels = serializers.DictField(
+        child=serializers.CharField(),
+        help_text='{"component-key": "frozen", …}. Only levels that differ are written; the window\'s '
+        "default level removes the component's own level.",
+    )
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -111,7 +115,7 @@ def _levels_response(window: FreezeWindow) -> Response:
             "level": r["level"],
             "explicit": r["explicit"],
         }
-        for r in selectors.freeze_list(window)
+        for r in selectors.window_levels(window)
     ]
     return Response(LevelRow(rows, many=True).data)
 
@@ -166,13 +170,7 @@ class WindowLevelsImport(APIView):
         upload = request.data.get("file") if isinstance(request.data, Mapping) else None
         if not isinstance(upload, UploadedFile):
             raise ApplicationError("Upload the CSV or YAML as 'file'.", status=400, field="file")
-        name = getattr(upload, "name", "")
-        fmt = "yaml" if name.endswith((".yaml", ".yml")) else "csv"
-        try:
-            text = upload.read().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ApplicationError("The file is not UTF-8.", status=400, field="file") from exc
-        services.freeze_levels_import(actor=request.user, window=window, text=text, fmt=fmt)
+        services.freeze_levels_import(actor=request.user, window=window, file=upload)
         return _levels_response(window)
 
 

@@ -1,11 +1,13 @@
 from django.urls import path
 
 from freeze import api
+from freeze.api_history import WindowHistory
 
 urlpatterns = [
     path("components/", api.ComponentList.as_view(), name="component-list"),
     path("freeze/windows/", api.WindowList.as_view(), name="window-list"),
     path("freeze/windows/<int:pk>/levels/", api.WindowLevels.as_view(), name="window-levels"),
+    path("freeze/windows/<int:pk>/history/", WindowHistory.as_view(), name="window-history"),
     path(
         "freeze/windows/<int:pk>/levels/import/",
         api.WindowLevelsImport.as_view(),

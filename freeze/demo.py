@@ -65,6 +65,21 @@ def demo_load(*, users, stdout) -> None:
     if frontier is None:
         frontier = services.window_for_frontier(program_id=program.pk)
     services.freeze_levels_set(actor=lead, window=frontier, levels=FRONTIER_LEVELS, reason="framework freeze")
+    # A second window in force now: the freeze list shows both as columns, the strictest level deciding.
+    storage = services.window_create(
+        actor=lead2,
+        program=program,
+        name="Checkpoint store migration",
+        starts_at=now - timedelta(days=2),
+        ends_at=now + timedelta(days=6),
+        default_level="open",
+    )
+    services.freeze_levels_set(
+        actor=lead2,
+        window=storage,
+        levels={"checkpoint-store": "frozen", "dataloader": "approval"},
+        reason="object store moves to the new cluster",
+    )
 
     def file(component, title, risk, starts, hours, **text):
         return services.exception_create(

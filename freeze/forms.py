@@ -59,9 +59,15 @@ class DecisionForm(forms.Form):
     )
 
 
-def levels_form_class(components: list[Component]) -> type[forms.Form]:
-    """One select per component, named by its key."""
-    fields = {c.key: forms.ChoiceField(choices=Level.choices, label=c.name) for c in components}
+def levels_form_class(rows: list[dict], default_level: str) -> type[forms.Form]:
+    """One select per component, named by its key; the window's default is marked in each."""
+    choices = [
+        (value, f"{label} (window default)" if value == default_level else label)
+        for value, label in Level.choices
+    ]
+    fields = {
+        row["component"].key: forms.ChoiceField(choices=choices, label=row["component"].name) for row in rows
+    }
     fields["reason"] = forms.CharField(
         required=False, help_text="Why these levels change (kept in the history)."
     )

@@ -69,7 +69,8 @@ class FreezeWindow(models.Model):
         return self.starts_at <= moment < self.ends_at
 
 
-@pghistory.track()  # every level change keeps its history
+# Every level change keeps its history, a level set back to the window's default (a deleted row) too.
+@pghistory.track(pghistory.InsertEvent(), pghistory.UpdateEvent(), pghistory.DeleteEvent())
 class FreezeEntry(models.Model):
     window = models.ForeignKey(FreezeWindow, on_delete=models.CASCADE, related_name="entries")
     component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="freeze_entries")

@@ -130,25 +130,71 @@ def current_window(moment: datetime | None = None) -> FreezeWindow | None:
     )
 
 
-def freeze_list(window: FreezeWindow | None) -> list[dict]:
-    """Components by layer with their level in `window` and their open exceptions: three queries."""
+def window_levels(window: FreezeWindow | None) -> list[dict]:
+    """Every component with its level in one window (the levels editor and API): two queries."""
     entries = {}
     if window is not None:
         entries = dict(FreezeEntry.objects.filter(window=window).values_list("component_id", "level"))
-    open_exceptions = FreezeException.objects.filter(status__in=FreezeException.OPEN_STATUSES).select_related(
-        "requester"
+    return [
+        {
+            "component": component,
+            "level": entries.get(component.pk, window.default_level if window else Level.OPEN),
+            "explicit": component.pk in entries,
+        }
+        for component in Component.objects.all()
+    ]
+
+
+@dataclass(frozen=True)
+class LevelCell:
+    """A component's level in one window; `explicit` is False where the window's default applies."""
+
+    window: FreezeWindow
+    level: str
+    explicit: bool
+
+
+@dataclass(frozen=True)
+class FreezeRow:
+    component: Component
+    cells: list[LevelCell]  # one per window, in the table's column order
+    strictest: str  # the level that decides where windows overlap (open outside every window)
+    open_exceptions: list[FreezeException]
+
+
+def freeze_list(
+    windows: list[FreezeWindow], moment: datetime | None = None
+) -> list[tuple[str, list[FreezeRow]]]:
+    """The freeze list as one table: components grouped by layer (rows) × `windows` (columns), each
+    cell the component's level in that window, plus the strictest level and the open exceptions
+    (not yet expired at `moment`). Three queries whatever the number of components and windows."""
+    moment = moment or timezone.now()
+    entries = dict(
+        ((window_id, component_id), level)
+        for window_id, component_id, level in FreezeEntry.objects.filter(window__in=windows).values_list(
+            "window_id", "component_id", "level"
+        )
     )
-    components = Component.objects.prefetch_related(
+    open_exceptions = FreezeException.objects.filter(
+        status__in=FreezeException.OPEN_STATUSES, change_ends_at__gt=moment
+    ).order_by("change_starts_at", "pk")
+    components = Component.objects.order_by("layer", "key").prefetch_related(
         Prefetch("exceptions", queryset=open_exceptions, to_attr="open_exceptions")
     )
-    rows = []
+    layers: dict[str, list[FreezeRow]] = {}
     for component in components:
-        level = entries.get(component.pk, window.default_level if window else Level.OPEN)
-        live = [e for e in component.open_exceptions if e.effective_status in FreezeException.OPEN_STATUSES]
-        rows.append(
-            {"component": component, "level": level, "explicit": component.pk in entries, "exceptions": live}
-        )
-    return rows
+        cells = [
+            LevelCell(
+                window,
+                entries.get((window.pk, component.pk), window.default_level),
+                (window.pk, component.pk) in entries,
+            )
+            for window in windows
+        ]
+        strictest = max((cell.level for cell in cells), key=LEVEL_RANK.__getitem__, default=Level.OPEN)
+        row = FreezeRow(component, cells, strictest, component.open_exceptions)
+        layers.setdefault(component.get_layer_display(), []).append(row)
+    return list(layers.items())
 
 
 def exceptions_list() -> QuerySet[FreezeException]:

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from freeze import views
+from freeze.views_history import window_history_page
 
 app_name = "freeze"
 
@@ -8,6 +9,7 @@ urlpatterns = [
     path("", views.freeze_list, name="list"),
     path("windows/<int:window_id>/", views.freeze_list, name="window"),
     path("windows/<int:window_id>/levels/", views.levels_edit, name="levels"),
+    path("windows/<int:window_id>/history/", window_history_page, name="window-history"),
     path("windows/<int:window_id>/levels/import/", views.levels_import, name="levels-import"),
     path("exceptions/new/", views.exception_new, name="exception-new"),
     path("exceptions/<int:pk>/", views.exception_detail, name="exception"),

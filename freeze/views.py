@@ -14,71 +14,113 @@ from core.pages import role_required
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
 from freeze import selectors, services
 from freeze.forms import DecisionForm, ExceptionForm, levels_form_class
+from freeze.history import CAPPED, window_history
 from freeze.models import FreezeException, FreezeWindow
 from freeze.services.exceptions import EDITABLE
 
 
+def _table_moment(window: FreezeWindow | None, now):
+    """The moment the table shows: now, or when the chosen window (not in force now) starts."""
+    if window is None or window.contains(now):
+        return now
+    return window.starts_at
+
+
 @require_GET
 def freeze_list(request, window_id: int | None = None):
-    window = get_object_or_404(FreezeWindow, pk=window_id) if window_id else selectors.current_window()
-    rows = selectors.freeze_list(window)
-    layers: dict[str, list] = {}
-    for row in rows:
-        layers.setdefault(row["component"].get_layer_display(), []).append(row)
+    """One table: components by layer × the windows in force now (or when the chosen window is),
+    with the chosen window's history below."""
+    now = timezone.now()
+    windows = list(FreezeWindow.objects.select_related("program").order_by("starts_at", "pk"))
+    if window_id:
+        window = next((w for w in windows if w.pk == window_id), None)
+        if window is None:
+            raise Http404("No such freeze window.")
+    else:
+        window = selectors.current_window(now)
+    moment = _table_moment(window, now)
+    columns = selectors.windows_at(moment)
+    if window is not None and window not in columns:
+        columns.append(window)
     context = {
         "window": window,
-        "in_force": window is not None and window.contains(timezone.now()),
-        "windows": FreezeWindow.objects.select_related("program"),
-        "layers": layers.items(),
+        "now": now,
+        "moment": moment,
+        "in_force": window is not None and window.contains(now),
+        "columns": columns,
+        "layers": selectors.freeze_list(columns, now),
+        "window_groups": _window_groups(windows, now),
+        "upcoming": [w for w in windows if w.starts_at > now][:5],
+        "history": window_history(window, size=CAPPED) if window else None,
         "can_edit": has_role(request.user, PROGRAM_LEADS),
     }
     return render(request, "freeze/freeze_list.html", context)
 
 
+def _window_groups(windows: list[FreezeWindow], now) -> list[tuple[str, list[FreezeWindow]]]:
+    """The window picker's groups: in force now, upcoming, ended."""
+    groups = {"In force now": [], "Upcoming": [], "Ended": []}
+    for w in windows:
+        key = "Upcoming" if w.starts_at > now else "Ended" if w.ends_at <= now else "In force now"
+        groups[key].append(w)
+    return [(name, items) for name, items in groups.items() if items]
+
+
+def _levels_page(request, window: FreezeWindow, form=None, import_error: str = "", status: int = 200):
+    rows = selectors.window_levels(window)
+    if form is None:
+        form = levels_form_class(rows, window.default_level)(
+            initial={r["component"].key: r["level"] for r in rows}
+        )
+    context = {"window": window, "form": form, "rows": rows, "import_error": import_error}
+    return render(request, "freeze/levels_edit.html", context, status=status)
+
+
+def _changed_message(changed: int, window: FreezeWindow) -> str:
+    if changed == 0:
+        return f"No level changed in '{window.name}': every level was already as chosen."
+    return f"{changed} level{'s' if changed != 1 else ''} changed in '{window.name}'."
+
+
 @role_required(PROGRAM_LEADS, action="set freeze levels")
 def levels_edit(request, window_id: int):
     window = get_object_or_404(FreezeWindow, pk=window_id)
-    rows = selectors.freeze_list(window)
-    form_class = levels_form_class([row["component"] for row in rows])
-    form = form_class(request.POST or None, initial={row["component"].key: row["level"] for row in rows})
-    status = 200
-    if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            reason = form.cleaned_data.pop("reason")
-            try:
-                changed = services.freeze_levels_set(
-                    actor=request.user, window=window, levels=form.cleaned_data, reason=reason
-                )
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                messages.success(request, f"{changed} level(s) changed in '{window.name}'.")
-                return redirect("freeze:window", window_id=window.pk)
-    context = {"window": window, "form": form, "rows": rows}
-    return render(request, "freeze/levels_edit.html", context, status=status)
+    if request.method != "POST":
+        return _levels_page(request, window)
+    rows = selectors.window_levels(window)
+    form = levels_form_class(rows, window.default_level)(request.POST)
+    status = 400
+    if form.is_valid():
+        reason = form.cleaned_data.pop("reason")
+        try:
+            # The service writes only the rows whose level really changes.
+            changed = services.freeze_levels_set(
+                actor=request.user, window=window, levels=form.cleaned_data, reason=reason
+            )
+        except ApplicationError as exc:
+            status = add_service_error(form, exc)
+        else:
+            messages.success(request, _changed_message(changed, window))
+            return redirect("freeze:window", window_id=window.pk)
+    return _levels_page(request, window, form=form, status=status)
 
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="set freeze levels")
 def levels_import(request, window_id: int):
     window = get_object_or_404(FreezeWindow, pk=window_id)
-    upload = request.FILES.get("file")
-    if upload is None:
-        messages.error(request, "Choose a CSV or YAML file.")
-        return redirect("freeze:levels", window_id=window.pk)
-    fmt = "yaml" if upload.name.endswith((".yaml", ".yml")) else "csv"
     try:
         changed = services.freeze_levels_import(
-            actor=request.user, window=window, text=upload.read().decode("utf-8-sig"), fmt=fmt
+            actor=request.user, window=window, file=request.FILES.get("file")
         )
     except ApplicationError as exc:
-        messages.error(request, exc.message)
-    except UnicodeDecodeError:
-        messages.error(request, "The file is not UTF-8.")
-    else:
-        messages.success(request, f"Imported: {changed} level(s) changed.")
-    return redirect("freeze:levels", window_id=window.pk)
+        # Shown next to the file input, with the service's status (400 for a bad file).
+        detail = "; ".join(e["message"] for e in exc.errors if e.get("field") != "file")
+        return _levels_page(
+            request, window, import_error=f"{exc.message} {detail}".strip(), status=exc.status
+        )
+    messages.success(request, f"Imported: {_changed_message(changed, window)}")
+    return redirect("freeze:window", window_id=window.pk)
 
 
 @role_required(FRAMEWORK_ENGINEERS, action="file freeze exceptions")

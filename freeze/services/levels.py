@@ -117,9 +117,15 @@ def windows_follow_phase(*, phase_id: int, cause: str = "re-planned") -> int:
 
 @transaction.atomic
 def freeze_levels_set(*, actor, window: FreezeWindow, levels: dict[str, str], reason: str = "") -> int:
-    """Set levels by component key; returns how many changed. History: pghistory + one transition each."""
+    """Set levels by component key; returns how many really changed.
+
+    Only a row whose level in force differs is written: a level equal to the window's default removes
+    the explicit entry (the component follows the default again), any other level creates or updates
+    it. Every change keeps its history: pghistory on the entry and one `level` transition each."""
     require_role(actor, PROGRAM_LEADS, "set freeze levels")
-    components = {c.key: c for c in Component.objects.filter(key__in=list(levels))}
+    # A key PostgreSQL cannot hold (NUL, lone surrogate) names no component: never sent to the query.
+    storable = [key for key in levels if "\x00" not in key and not surrogate_problem(key)]
+    components = {c.key: c for c in Component.objects.filter(key__in=storable)}
     errors = [
         {"field": f"levels.{key}", "message": f"unknown component '{key}'."}
         for key in levels
@@ -138,22 +144,25 @@ def freeze_levels_set(*, actor, window: FreezeWindow, levels: dict[str, str], re
         component = components[key]
         entry = current.get(component.pk)
         before = entry.level if entry else window.default_level
-        if entry is None:
+        if before == level:
+            continue  # unchanged: no write, no history (an explicit entry equal to it stays as it is)
+        if level == window.default_level:
+            entry.delete()  # `entry` exists: without one the level in force is already the default
+        elif entry is None:
             FreezeEntry.objects.create(window=window, component=component, level=level)
-        elif entry.level != level:
+        else:
             entry.level = level
             entry.save(update_fields=["level"])
-        if before != level:
-            transition_record(
-                subject=window,
-                action="level",
-                actor=actor,
-                from_state=before,
-                to_state=level,
-                reason=reason,
-                data={"component": key},
-            )
-            changed += 1
+        transition_record(
+            subject=window,
+            action="level",
+            actor=actor,
+            from_state=before,
+            to_state=level,
+            reason=reason,
+            data={"component": key, "explicit": level != window.default_level},
+        )
+        changed += 1
     return changed
 
 
@@ -180,27 +189,67 @@ def freeze_levels_export(*, window: FreezeWindow, fmt: str) -> str:
     return out.getvalue()
 
 
-def freeze_levels_import(*, actor, window: FreezeWindow, text: str, fmt: str, reason: str = "") -> int:
-    """Levels from a CSV (component,level columns) or YAML ({levels: [{component, level}]}) export."""
+MAX_IMPORT_BYTES = 1024 * 1024  # an export of every component is a few kB
+
+
+def _decode_upload(file) -> tuple[str, str]:
+    """The text and format (csv or yaml, by the file's name) of an uploaded file or raw bytes."""
+    if file is None:
+        raise ApplicationError("Choose a CSV or YAML file to import.", status=400, field="file")
+    name = str(getattr(file, "name", "") or "")
+    fmt = "yaml" if name.lower().endswith((".yaml", ".yml")) else "csv"
+    raw = file if isinstance(file, bytes) else file.read(MAX_IMPORT_BYTES + 1)
+    if not isinstance(raw, bytes):
+        raise ApplicationError("Upload the CSV or YAML as a file.", status=400, field="file")
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise ApplicationError("The file is larger than 1 MB.", status=400, field="file")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ApplicationError(
+            f"The file is not UTF-8 text (byte {exc.start} cannot be read); save it as UTF-8 and retry.",
+            status=400,
+            field="file",
+        ) from exc
+    if "\x00" in text:
+        raise ApplicationError("The file is binary, not a CSV or YAML export.", status=400, field="file")
+    return text, fmt
+
+
+def _rows(text: str, fmt: str) -> list:
     try:
         if fmt == "yaml":
             document = yaml.safe_load(text) or {}
-            rows = document.get("levels", []) if isinstance(document, dict) else None
-        else:
-            rows = list(csv.DictReader(io.StringIO(text)))
+            return document.get("levels", []) if isinstance(document, dict) else None
+        return list(csv.DictReader(io.StringIO(text)))
     except (yaml.YAMLError, csv.Error) as exc:
         raise ApplicationError(
             f"The file is not valid {fmt.upper()}: {exc}", status=400, field="file"
         ) from exc
     except RecursionError as exc:  # PyYAML's composer recurses once per nesting level
         raise ApplicationError("The file is nested too deeply to be read.", status=400, field="file") from exc
+
+
+def freeze_levels_import(*, actor, window: FreezeWindow, file, reason: str = "") -> int:
+    """Levels from an uploaded CSV (component,level columns) or YAML ({levels: [{component, level}]})
+    export: `file` is the upload (its name ending .yaml/.yml means YAML) or raw bytes (CSV). Decoding
+    and format problems are 400s naming `file`; then only the rows that change are written."""
+    require_role(actor, PROGRAM_LEADS, "set freeze levels")  # before reading a byte of it
+    text, fmt = _decode_upload(file)
+    rows = _rows(text, fmt)
     if not isinstance(rows, list) or not all(
         isinstance(r, dict) and "component" in r and "level" in r for r in rows
     ):
-        raise ApplicationError("Each row needs 'component' and 'level'.", status=400, field="file")
+        raise ApplicationError(
+            "Each row needs 'component' and 'level' (CSV columns, or YAML under 'levels').",
+            status=400,
+            field="file",
+        )
+    if not rows:
+        raise ApplicationError("The file lists no levels.", status=400, field="file")
     levels = {str(r["component"]): str(r["level"]) for r in rows}
-    for text in (*levels, *levels.values()):  # YAML's "\ud800" escape makes text PostgreSQL cannot hold
-        problem = surrogate_problem(text)
+    for value in (*levels, *levels.values()):  # YAML's "\ud800" escape makes text PostgreSQL cannot hold
+        problem = surrogate_problem(value)
         if problem:
             raise ApplicationError(f"The file {problem}", status=400, field="file")
     return freeze_levels_set(

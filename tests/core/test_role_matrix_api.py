@@ -70,6 +70,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/api/v1/freeze/windows/{id}/levels/"): EVERYONE,
     ("POST", "/api/v1/freeze/windows/{id}/levels/"): LEAD,
     ("POST", "/api/v1/freeze/windows/{id}/levels/import/"): LEAD,
+    ("GET", "/api/v1/freeze/windows/{id}/history/"): EVERYONE,
     ("POST", "/api/v1/gates/"): LEAD,
     ("GET", "/api/v1/gates/{id}/"): EVERYONE,
     ("POST", "/api/v1/gates/{id}/criteria/"): LEAD,

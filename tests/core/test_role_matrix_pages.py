@@ -86,7 +86,9 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "freeze:list": READ,
     "freeze:window": READ,
     "freeze:levels": LEAD_FORM,
-    "freeze:levels-import": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "freeze:window-history": READ,
+    # No file: the levels page again, the refusal next to the file input (400).
+    "freeze:levels-import": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "freeze:queues": READ,
     "freeze:exception-new": ENGINEER_FORM,
     "freeze:exception": READ,
@@ -202,6 +204,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
             },
             "freeze:window": {"window_id": ref["window"].pk},
+            "freeze:window-history": {"window_id": ref["window"].pk},
             "notification-open": {"pk": leads_only.pk},
             "notification-read": {"pk": leads_only.pk},
             "freeze:levels": {"window_id": ref["window"].pk},

@@ -94,7 +94,7 @@ def test_levels_are_set_by_leads_with_history(as_user, lead, engineer, ref):
     ok = as_user(lead).post(url, {"levels": {"trainer": "frozen"}, "reason": "incident"}, format="json")
     assert {r["component"]: r["level"] for r in ok.json()}["trainer"] == "frozen"
     level_changes = Transition.objects.filter(action="level").order_by("id")
-    assert level_changes.last().data == {"component": "trainer"}
+    assert level_changes.last().data == {"component": "trainer", "explicit": True}
     assert (level_changes.last().from_state, level_changes.last().to_state) == ("approval", "frozen")
     assert FreezeEntry.objects.get(component__key="trainer").events.count() >= 1
 
@@ -113,7 +113,8 @@ def test_export_and_import_csv_and_yaml(as_user, lead, ref):
     )
     response = client.post(f"{url}import/", {"file": SimpleUploadedFile("levels.csv", changed.encode())})
     assert response.status_code == 200, response.content
-    assert FreezeEntry.objects.get(component__key="kernels").level == "approval"
+    # approval is the window's default: the component follows it again, with no entry of its own.
+    assert not FreezeEntry.objects.filter(component__key="kernels").exists()
     yaml_text = client.get(url, {"export": "yaml"}).content.decode().replace("level: open", "level: frozen")
     client.post(f"{url}import/", {"file": SimpleUploadedFile("levels.yaml", yaml_text.encode())})
     assert FreezeEntry.objects.get(component__key="dashboards").level == "frozen"
