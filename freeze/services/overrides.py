@@ -97,7 +97,7 @@ def override_review(*, lead, override: FreezeOverride, note: str) -> FreezeOverr
         raise ApplicationError(MSG_NOTE, status=400, field="review_note")
     with transaction.atomic():
         override = (
-            FreezeOverride.objects.select_for_update()
+            FreezeOverride.objects.select_for_update(of=("self",))
             .select_related("component", "opened_by", "reviewed_by")
             .get(pk=override.pk)
         )
