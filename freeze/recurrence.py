@@ -113,7 +113,8 @@ def occurrence_at(window, moment: datetime) -> tuple[datetime, datetime] | None:
     end = _wall_clock_end(start, window.occurrence_duration)
     if moment >= end:
         return None
-    return max(start, window.starts_at), min(end, window.ends_at)
+    # In UTC, as every other time the app shows and stores.
+    return max(start, window.starts_at).astimezone(UTC), min(end, window.ends_at).astimezone(UTC)
 
 
 def next_occurrence(window, moment: datetime) -> tuple[datetime, datetime] | None:
@@ -125,4 +126,5 @@ def next_occurrence(window, moment: datetime) -> tuple[datetime, datetime] | Non
     start = parse_rule(window.rrule, window.starts_at, window.timezone).after(moment.astimezone(UTC))
     if start is None or start >= window.ends_at:
         return None
-    return start, min(_wall_clock_end(start, window.occurrence_duration), window.ends_at)
+    end = min(_wall_clock_end(start, window.occurrence_duration), window.ends_at)
+    return start.astimezone(UTC), end.astimezone(UTC)

@@ -159,3 +159,17 @@ def test_utc_until_is_accepted(as_user, lead, ref):
     assert response.status_code == 201, response.content
     assert response.json()["rrule"] == "FREQ=WEEKLY;UNTIL=20300301T000000Z"
     assert response.json()["timezone"] == "UTC"
+
+
+def test_command_shows_the_occurrence_in_utc(weekend):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("freeze_check", "trainer", "--at", "2030-04-13T12:00:00Z", stdout=out)
+    assert (
+        "Weekend freeze [rebuild, recurring] 2030-04-12 16:00 – 2030-04-15 06:00 UTC: frozen"
+        in out.getvalue()
+    )
