@@ -62,6 +62,10 @@ class ReviewInput(serializers.Serializer):
     review_note = serializers.CharField(max_length=4000, help_text="What was changed; should it have waited?")
 
 
+class OverrideQuery(serializers.Serializer):
+    component = serializers.SlugField(required=False)
+
+
 def overrides_list():
     return FreezeOverride.objects.select_related("component", "opened_by", "reviewed_by")
 
@@ -90,8 +94,10 @@ class OverrideList(generics.ListAPIView):
         if params.get("in_force") in TRUE:
             now = timezone.now()
             queryset = queryset.filter(starts_at__lte=now, ends_at__gt=now)
-        if params.get("component"):
-            queryset = queryset.filter(component__key=params["component"])
+        query = OverrideQuery(data=params)
+        query.is_valid(raise_exception=True)  # a 400 naming `component`, never a NUL in the SQL
+        if query.validated_data.get("component"):
+            queryset = queryset.filter(component__key=query.validated_data["component"])
         return queryset
 
     @extend_schema(request=OverrideInput, responses={201: OverrideOutput}, parameters=[IDEMPOTENCY_KEY])

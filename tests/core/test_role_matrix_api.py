@@ -178,8 +178,12 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
 
 def fill(path: str, args: dict) -> str:
     parts = path.split("/")
-    values = args.get(f"{parts[3]}/{parts[4]}", args[parts[3]])  # "freeze/overrides" before "freeze"
-    return re.sub(r"\{(\w+)\}", lambda match: str(values[match.group(1)]), path)
+
+    def value(match) -> str:
+        values = args.get(f"{parts[3]}/{parts[4]}") or args[parts[3]]  # "freeze/overrides", then "freeze"
+        return str(values[match.group(1)])
+
+    return re.sub(r"\{(\w+)\}", value, path)
 
 
 def call(client: APIClient, method: str, url: str):

@@ -147,3 +147,14 @@ def test_the_list_runs_a_constant_number_of_queries(as_user, viewer, lead, lead2
         services.override_review(lead=lead2, override=opened(lead, ref), note="ok")
         opened(lead, ref)
     assert count() == small
+
+
+def test_the_list_filters_by_component_and_names_a_bad_one(as_user, viewer, lead, ref):
+    override = opened(lead, ref)
+    client = as_user(viewer)
+    assert [r["id"] for r in client.get(OVERRIDES, {"component": "kernels"}).json()["results"]] == [
+        override.pk
+    ]
+    assert client.get(OVERRIDES, {"component": "trainer"}).json()["results"] == []
+    bad = client.get(f"{OVERRIDES}?component=%00")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "component"
