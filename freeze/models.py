@@ -272,6 +272,7 @@ class FreezeOverride(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
+    overdue_warned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-starts_at", "-id"]

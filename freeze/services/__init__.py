@@ -21,7 +21,12 @@ from freeze.services.levels import (
     window_for_frontier,
     windows_follow_phase,
 )
-from freeze.services.overrides import override_open, override_review, override_reviewer_check
+from freeze.services.overrides import (
+    override_open,
+    override_review,
+    override_reviewer_check,
+    overrides_warn_overdue,
+)
 
 __all__ = [
     "component_upsert",
@@ -41,6 +46,7 @@ __all__ = [
     "override_open",
     "override_review",
     "override_reviewer_check",
+    "overrides_warn_overdue",
     "window_create",
     "window_for_frontier",
     "windows_follow_phase",

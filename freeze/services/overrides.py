@@ -127,3 +127,31 @@ def override_review(*, lead, override: FreezeOverride, note: str) -> FreezeOverr
             [override.opened_by],
         )
     return override
+
+
+def overrides_warn_overdue(now: datetime | None = None) -> list[int]:
+    """Periodic: once an override has gone 72 h without a review note, tell the program leads (once)."""
+    now = now or timezone.now()
+    warned = []
+    due = FreezeOverride.objects.filter(
+        reviewed_at__isnull=True,
+        overdue_warned_at__isnull=True,
+        starts_at__lte=now - FreezeOverride.REVIEW_WITHIN,
+    ).select_related("component", "opened_by")
+    leads = list(get_user_model().objects.filter(groups__name=PROGRAM_LEADS).order_by("pk"))
+    for override in due.order_by("pk"):
+        with transaction.atomic():
+            claimed = FreezeOverride.objects.filter(
+                pk=override.pk, reviewed_at__isnull=True, overdue_warned_at__isnull=True
+            ).update(overdue_warned_at=now)
+            if not claimed:
+                continue  # reviewed meanwhile, or another run warned already
+            transition_record(subject=override, action="overdue", from_state="awaiting", to_state="overdue")
+            _notify(
+                override,
+                "override.overdue",
+                f"Break-glass override #{override.pk} on {override.component.key} still needs a review",
+                leads,
+            )
+            warned.append(override.pk)
+    return warned
