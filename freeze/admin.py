@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ServiceSaveAdmin
 from freeze import services
-from freeze.models import Approval, Component, FreezeEntry, FreezeException, FreezeWindow
+from freeze.models import Approval, Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 
 
 @admin.register(Component)
@@ -40,7 +40,7 @@ class FreezeWindowAdmin(ReadOnlyAdmin):
     """Windows are created by window_create and follow their phase; levels change through
     freeze_levels_set (with history) on the freeze list page or the API."""
 
-    list_display = ("name", "program", "starts_at", "ends_at", "default_level")
+    list_display = ("name", "program", "starts_at", "ends_at", "default_level", "rrule", "timezone")
     list_filter = ("default_level",)
     list_select_related = ("program",)
     search_fields = ("name", "program__slug")
@@ -68,3 +68,14 @@ class FreezeExceptionAdmin(ReadOnlyAdmin):
     @admin.action(description="Expire approved exceptions whose change window has ended")
     def expire_ended(self, request, queryset):
         self.message_user(request, f"Expired {len(services.exceptions_expire())} exception(s).")
+
+
+@admin.register(FreezeOverride)
+class FreezeOverrideAdmin(ReadOnlyAdmin):
+    """Break-glass overrides are opened and reviewed by program leads through override_open and
+    override_review (on the freeze page or the API); here they are only browsed."""
+
+    list_display = ("component", "opened_by", "starts_at", "ends_at", "reviewed_by", "reviewed_at")
+    list_filter = ("reviewed_at",)
+    list_select_related = ("component", "opened_by", "reviewed_by")
+    search_fields = ("component__key", "reason", "opened_by__username")

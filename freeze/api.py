@@ -1,4 +1,4 @@
-"""Freeze API: components, windows and levels, the freeze check, and the exception workflow."""
+"""Freeze API: components, windows and levels, and the exception workflow (the check: api_check)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ WRITE_RULES = {
     "exception_approve": WriteRule("approve freeze exceptions"),
     "exception_reject": WriteRule("reject freeze exceptions"),
     "exception_revoke": WriteRule("revoke exceptions", (PROGRAM_LEADS,)),
+    "override_open": WriteRule("open break-glass overrides", (PROGRAM_LEADS,)),
+    "override_review": WriteRule("review break-glass overrides", (PROGRAM_LEADS,)),
 }
 
 
@@ -71,7 +73,18 @@ class WindowSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = FreezeWindow
-        fields = ["id", "program", "name", "starts_at", "ends_at", "default_level", "phase"]
+        fields = [
+            "id",
+            "program",
+            "name",
+            "starts_at",
+            "ends_at",
+            "default_level",
+            "phase",
+            "rrule",
+            "timezone",
+            "occurrence_duration",
+        ]
         read_only_fields = ["phase"]
 
 
@@ -172,62 +185,6 @@ class WindowLevelsImport(APIView):
             raise ApplicationError("Upload the CSV or YAML as 'file'.", status=400, field="file")
         services.freeze_levels_import(actor=request.user, window=window, file=upload)
         return _levels_response(window)
-
-
-class CheckQuery(serializers.Serializer):
-    component = serializers.SlugField()
-    at = serializers.DateTimeField(required=False)
-
-
-class CheckOutput(serializers.Serializer):
-    component = serializers.CharField()
-    at = serializers.DateTimeField()
-    decision = serializers.ChoiceField(choices=["allowed", "needs_approval", "forbidden"])
-    level = serializers.CharField()
-    window = serializers.DictField(allow_null=True)
-    exception = serializers.DictField(allow_null=True)
-    reason = serializers.CharField()
-
-
-def check_as_dict(check: selectors.FreezeCheck) -> dict:
-    return {
-        "component": check.component.key,
-        "at": check.at,
-        "decision": check.decision,
-        "level": check.level,
-        "window": None
-        if check.window is None
-        else {
-            "id": check.window.pk,
-            "name": check.window.name,
-            "starts_at": check.window.starts_at,
-            "ends_at": check.window.ends_at,
-        },
-        "exception": None
-        if check.exception is None
-        else {
-            "id": check.exception.pk,
-            "title": check.exception.title,
-            "valid_until": check.exception.change_ends_at,
-        },
-        "reason": check.reason,
-    }
-
-
-@extend_schema(tags=["freeze"], parameters=[CheckQuery], responses=CheckOutput)
-class FreezeCheckView(APIView):
-    """May this component change now (or at `at`)? For CI pipelines: one call, one answer."""
-
-    def get(self, request):
-        query = CheckQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        component = Component.objects.filter(key=query.validated_data["component"]).first()
-        if component is None:
-            raise ApplicationError(
-                f"Unknown component '{query.validated_data['component']}'.", status=404, field="component"
-            )
-        check = selectors.freeze_check(component, query.validated_data.get("at"))
-        return Response(CheckOutput(check_as_dict(check)).data)
 
 
 class ApprovalOutput(serializers.Serializer):

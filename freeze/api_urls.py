@@ -1,6 +1,6 @@
 from django.urls import path
 
-from freeze import api
+from freeze import api, api_check, api_overrides
 from freeze.api_history import WindowHistory
 
 urlpatterns = [
@@ -13,7 +13,9 @@ urlpatterns = [
         api.WindowLevelsImport.as_view(),
         name="window-levels-import",
     ),
-    path("freeze/check/", api.FreezeCheckView.as_view(), name="freeze-check"),
+    path("freeze/check/", api_check.FreezeCheckView.as_view(), name="freeze-check"),
+    path("freeze/overrides/", api_overrides.OverrideList.as_view(), name="override-list"),
+    path("freeze/overrides/<int:pk>/review/", api_overrides.OverrideReview.as_view(), name="override-review"),
     path("freeze-exceptions/", api.ExceptionList.as_view(), name="exception-list"),
     path("freeze-exceptions/<int:pk>/", api.ExceptionDetail.as_view(), name="exception-detail"),
     path("freeze-exceptions/<int:pk>/submit/", api.ExceptionSubmit.as_view(), name="exception-submit"),

@@ -3,7 +3,8 @@ components at every level, exceptions in every state — all through the service
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 
@@ -35,6 +36,9 @@ CUTOVER_LEVELS = {
     "ci-tooling": "open",
     "tokenizer-service": "open",
 }
+# The fabric team's weekend freeze: no fabric or firmware changes while nobody is on site.
+WEEKEND_LEVELS = {"ib-fabric": "frozen", "gpu-firmware": "frozen", "batch-scheduler": "approval"}
+FABRIC_TZ = ZoneInfo("Europe/Berlin")
 FRONTIER_LEVELS = {
     "trainer-core": "frozen",
     "kernels": "frozen",
@@ -150,5 +154,34 @@ def demo_load(*, users, stdout) -> None:
     services.exception_approve(approver=owner, exception=revoked)
     services.exception_revoke(lead=lead, exception=revoked, reason="Restore tests failed on the new format.")
 
+    _weekend_and_override(program, lead, now)
+
     states = sorted(set(FreezeException.objects.values_list("status", flat=True)))
     stdout.write(f"Loaded the freeze list: {len(COMPONENTS)} components, exceptions {', '.join(states)}.")
+
+
+def _weekend_and_override(program, lead, now) -> None:
+    """A recurring weekend freeze (Friday 18:00 – Monday 08:00 Berlin time, every week for half a
+    year; open by default, so it freezes only fabric and firmware) and a break-glass override on the
+    kernels, opened by one lead and awaiting the other's review."""
+    local = (now - timedelta(days=4)).astimezone(FABRIC_TZ)
+    friday = local.date() + timedelta(days=(4 - local.weekday()) % 7)
+    starts_at = datetime.combine(friday, time(18), tzinfo=FABRIC_TZ)
+    weekend = services.window_create(
+        actor=lead,
+        program=program,
+        name="Fabric weekend freeze",
+        starts_at=starts_at,
+        ends_at=starts_at + timedelta(weeks=26),
+        default_level="open",
+        rrule="FREQ=WEEKLY;BYDAY=FR",
+        timezone="Europe/Berlin",
+        occurrence_duration=timedelta(days=2, hours=14),
+    )
+    services.freeze_levels_set(actor=lead, window=weekend, levels=WEEKEND_LEVELS, reason="nobody on site")
+    services.override_open(
+        lead=lead,
+        component=Component.objects.get(key="kernels"),
+        reason="Fused attention returns NaNs on the new driver; shipping the kernel flag fix now.",
+        ends_at=now + timedelta(hours=6),
+    )

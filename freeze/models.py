@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pghistory
 from django.conf import settings
 from django.db import models
@@ -54,6 +56,16 @@ class FreezeWindow(models.Model):
     default_level = models.CharField(max_length=10, choices=Level.choices, default=Level.APPROVAL)
     # A window that follows a phase moves when the phase is re-planned (the frontier sprint's default).
     phase = models.ForeignKey(Phase, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Recurring windows (freeze.recurrence): starts_at..ends_at bounds the season; occurrences start
+    # at the RRULE's recurrences of starts_at, read as wall-clock time in `timezone`, and each lasts
+    # `occurrence_duration` of wall-clock time (a weekend freeze stays Fri 18:00 – Mon 08:00 across DST).
+    rrule = models.CharField(
+        max_length=500, blank=True, help_text="RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=FR. Empty: one span."
+    )
+    timezone = models.CharField(max_length=64, default="UTC", help_text="IANA name the RRULE is read in.")
+    occurrence_duration = models.DurationField(
+        null=True, blank=True, help_text="How long each occurrence lasts (recurring windows only)."
+    )
 
     class Meta:
         ordering = ["starts_at"]
@@ -65,8 +77,18 @@ class FreezeWindow(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def is_recurring(self) -> bool:
+        return bool(self.rrule)
+
     def contains(self, moment) -> bool:
-        return self.starts_at <= moment < self.ends_at
+        return self.occurrence_at(moment) is not None
+
+    def occurrence_at(self, moment):
+        """The (start, end) of this window's span in force at `moment`, None outside it."""
+        from freeze.recurrence import occurrence_at
+
+        return occurrence_at(self, moment)
 
 
 # Every level change keeps its history, a level set back to the window's default (a deleted row) too.
@@ -232,3 +254,52 @@ class Approval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} by {self.approver_id}"
+
+
+class FreezeOverride(models.Model):
+    """A program lead's break-glass: the component may change until `ends_at` whatever its level.
+    At most 24 h long; a lead other than the opener writes a review note within 72 h of opening."""
+
+    MAX_LENGTH = timedelta(hours=24)
+    REVIEW_WITHIN = timedelta(hours=72)
+
+    component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="overrides")
+    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField()
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    review_note = models.TextField(blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    overdue_warned_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-starts_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_at__gt=F("starts_at")), name="override_ends_after_start"),
+        ]
+        indexes = [
+            # The freeze check: overrides of a component in force at a moment.
+            models.Index(fields=["component", "ends_at"], name="override_check_idx"),
+            models.Index(fields=["reviewed_at", "starts_at"], name="override_review_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"override #{self.pk} on {self.component_id}"
+
+    def in_force(self, moment=None) -> bool:
+        moment = moment or timezone.now()
+        return self.starts_at <= moment < self.ends_at
+
+    @property
+    def review_due_at(self):
+        return self.starts_at + self.REVIEW_WITHIN
+
+    @property
+    def review_status(self) -> str:
+        """reviewed, overdue (no note 72 h after opening) or awaiting."""
+        if self.reviewed_at is not None:
+            return "reviewed"
+        return "overdue" if timezone.now() >= self.review_due_at else "awaiting"

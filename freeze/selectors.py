@@ -8,14 +8,95 @@ from datetime import datetime
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, group_names
-from freeze.models import LEVEL_RANK, Component, FreezeEntry, FreezeException, FreezeWindow, Level
+from freeze.models import (
+    LEVEL_RANK,
+    Component,
+    FreezeEntry,
+    FreezeException,
+    FreezeOverride,
+    FreezeWindow,
+    Level,
+)
+from program.models import Program
 
 
-def windows_at(moment: datetime) -> list[FreezeWindow]:
-    return list(
-        FreezeWindow.objects.filter(starts_at__lte=moment, ends_at__gt=moment).select_related("program")
+@dataclass(frozen=True)
+class InForce:
+    """A window in force at a moment, with the span in force (its occurrence, when it recurs)."""
+
+    window: FreezeWindow
+    starts_at: datetime
+    ends_at: datetime
+
+
+def program_for_check(slug: str | None) -> Program | None:
+    """The program a check is limited to (None: every program); an unknown slug is a 400."""
+    if not slug:
+        return None
+    program = Program.objects.filter(slug=slug).first()
+    if program is None:
+        raise ApplicationError(f"Unknown program '{slug}'.", status=400, field="program")
+    return program
+
+
+def in_force_at(moment: datetime, program: Program | None = None) -> list[InForce]:
+    """Every window in force at `moment` (of one program, or all), earliest first: one query, the
+    season filtered in the database and recurring windows' occurrences found around the moment."""
+    queryset = FreezeWindow.objects.filter(starts_at__lte=moment, ends_at__gt=moment)
+    if program is not None:
+        queryset = queryset.filter(program=program)
+    found = []
+    for window in queryset.select_related("program").order_by("starts_at", "pk"):
+        span = window.occurrence_at(moment)
+        if span is not None:
+            found.append(InForce(window, *span))
+    return found
+
+
+def windows_at(moment: datetime, program: Program | None = None) -> list[FreezeWindow]:
+    return [found.window for found in in_force_at(moment, program)]
+
+
+@dataclass(frozen=True)
+class WindowLevel:
+    """A component's level in one window in force; `explicit` is False where the default applies."""
+
+    window: FreezeWindow
+    level: str
+    explicit: bool
+    starts_at: datetime
+    ends_at: datetime
+
+
+def levels_at(component: Component, moment: datetime, program: Program | None = None) -> list[WindowLevel]:
+    """The component's level in every window in force at `moment`: two queries."""
+    spans = in_force_at(moment, program)
+    entries = dict(
+        FreezeEntry.objects.filter(component=component, window__in=[s.window for s in spans]).values_list(
+            "window_id", "level"
+        )
     )
+    return [
+        WindowLevel(
+            s.window,
+            entries.get(s.window.pk, s.window.default_level),
+            s.window.pk in entries,
+            s.starts_at,
+            s.ends_at,
+        )
+        for s in spans
+    ]
+
+
+def strictest(levels: list[WindowLevel]) -> WindowLevel | None:
+    """The window that decides: the strictest level, the earliest window among equals."""
+    best = None
+    for found in levels:
+        if best is None or LEVEL_RANK[found.level] > LEVEL_RANK[best.level]:
+            best = found
+    return best
 
 
 @dataclass(frozen=True)
@@ -29,9 +110,11 @@ def level_at(
     moment: datetime,
     windows: list[FreezeWindow] | None = None,
     entries: dict[tuple[int, int], str] | None = None,
+    program: Program | None = None,
 ) -> LevelAt:
-    """The strictest level any window open at `moment` gives the component; open outside every window."""
-    windows = windows_at(moment) if windows is None else windows
+    """The strictest level any window open at `moment` gives the component; open outside every window.
+    `windows` limits it to those windows, taken as in force (whatever their occurrences)."""
+    windows = windows_at(moment, program) if windows is None else windows
     if entries is None:
         entries = dict(
             ((e.window_id, e.component_id), e.level)
@@ -50,69 +133,123 @@ class FreezeCheck:
     component: Component
     at: datetime
     decision: str  # allowed | needs_approval | forbidden
-    level: str
-    window: FreezeWindow | None
-    exception: FreezeException | None
+    level: str  # the strictest level in force (open outside every window)
+    window: FreezeWindow | None  # the window whose level decided
+    exception: FreezeException | None  # the approved exception that lifts `approval`
     reason: str
+    windows: tuple[WindowLevel, ...] = ()  # every window in force, with the component's level
+    override: FreezeOverride | None = None  # a break-glass override in force allows anything
+    program: Program | None = None  # the check counted only this program's windows
+
+    @property
+    def deciding(self) -> WindowLevel | None:
+        return next((w for w in self.windows if w.window == self.window), None)
 
 
-def freeze_check(component: Component, moment: datetime | None = None) -> FreezeCheck:
-    """May this component change at `moment`? An approved exception counts only inside its change window."""
-    moment = moment or timezone.now()
-    found = level_at(component, moment)
-    if found.window is None:
-        return FreezeCheck(
-            component, moment, "allowed", Level.OPEN, None, None, "No freeze window is in force."
-        )
-    if found.level == Level.OPEN:
-        return FreezeCheck(
-            component,
-            moment,
-            "allowed",
-            found.level,
-            found.window,
-            None,
-            f"{component.key} is open in '{found.window.name}'.",
-        )
-    if found.level == Level.FROZEN:
-        return FreezeCheck(
-            component,
-            moment,
-            "forbidden",
-            found.level,
-            found.window,
-            None,
-            f"{component.key} is frozen in '{found.window.name}' until {found.window.ends_at:%Y-%m-%d %H:%M} UTC.",
-        )
-    exception = (
+def override_in_force(component: Component, moment: datetime) -> FreezeOverride | None:
+    return (
+        FreezeOverride.objects.filter(component=component, starts_at__lte=moment, ends_at__gt=moment)
+        .select_related("opened_by")
+        .order_by("-ends_at", "-pk")
+        .first()
+    )
+
+
+def exception_lifting(component: Component, moment: datetime) -> FreezeException | None:
+    """An approved exception of the component whose change window covers `moment`, whichever window
+    (and program) it was filed under: exceptions belong to a component and a time."""
+    return (
         FreezeException.objects.filter(
             component=component,
-            window=found.window,
             status=FreezeException.Status.APPROVED,
             change_starts_at__lte=moment,
             change_ends_at__gt=moment,
         )
-        .order_by("-change_ends_at")
+        .order_by("-change_ends_at", "-pk")
         .first()
     )
+
+
+def _names(levels: list[WindowLevel], level: str) -> str:
+    return " and ".join(f"'{w.window.name}'" for w in levels if w.level == level)
+
+
+def freeze_check(
+    component: Component, moment: datetime | None = None, program: Program | None = None
+) -> FreezeCheck:
+    """May this component change at `moment`? Over every window in force then (or one program's):
+    a break-glass override allows anything; else the strictest level decides; an approved exception
+    lifts `approval` in every window; nothing lifts `frozen`. At most four queries."""
+    moment = moment or timezone.now()
+    levels = levels_at(component, moment, program)
+    decider = strictest(levels)
+    level = decider.level if decider else Level.OPEN
+    window = decider.window if decider else None
+    answer = {"windows": tuple(levels), "program": program}
+    override = override_in_force(component, moment)
+    if override is not None:
+        return FreezeCheck(
+            component,
+            moment,
+            "allowed",
+            level,
+            window,
+            None,
+            f"Break-glass override #{override.pk} by {override.opened_by.username} allows it until "
+            f"{override.ends_at:%Y-%m-%d %H:%M} UTC (level {level} otherwise).",
+            override=override,
+            **answer,
+        )
+    if decider is None:
+        where = f" for {program.slug}" if program else ""
+        return FreezeCheck(
+            component, moment, "allowed", level, None, None, f"No freeze window is in force{where}.", **answer
+        )
+    if level == Level.OPEN:
+        return FreezeCheck(
+            component,
+            moment,
+            "allowed",
+            level,
+            window,
+            None,
+            f"{component.key} is open in {_names(levels, Level.OPEN)}.",
+            **answer,
+        )
+    if level == Level.FROZEN:
+        return FreezeCheck(
+            component,
+            moment,
+            "forbidden",
+            level,
+            window,
+            None,
+            f"{component.key} is frozen in '{window.name}' until {decider.ends_at:%Y-%m-%d %H:%M} UTC; "
+            "no exception lifts a freeze.",
+            **answer,
+        )
+    exception = exception_lifting(component, moment)
     if exception is not None:
         return FreezeCheck(
             component,
             moment,
             "allowed",
-            found.level,
-            found.window,
+            level,
+            window,
             exception,
-            f"Approved exception #{exception.pk} allows it until {exception.change_ends_at:%Y-%m-%d %H:%M} UTC.",
+            f"Approved exception #{exception.pk} allows it until {exception.change_ends_at:%Y-%m-%d %H:%M} "
+            f"UTC in {_names(levels, Level.APPROVAL)}.",
+            **answer,
         )
     return FreezeCheck(
         component,
         moment,
         "needs_approval",
-        found.level,
-        found.window,
+        level,
+        window,
         None,
-        f"{component.key} needs an approved exception in '{found.window.name}'.",
+        f"{component.key} needs an approved exception in {_names(levels, Level.APPROVAL)}.",
+        **answer,
     )
 
 

@@ -6,6 +6,7 @@ from core.outbox import queue_options
 from freeze.services import (
     exceptions_expire,
     exceptions_warn_expiring,
+    overrides_warn_overdue,
     window_for_frontier,
     windows_follow_phase,
 )
@@ -19,6 +20,11 @@ def expire_exceptions() -> list[int]:
 @shared_task(**queue_options("celery"))
 def warn_expiring_exceptions() -> list[int]:
     return exceptions_warn_expiring()
+
+
+@shared_task(**queue_options("celery"))
+def warn_overdue_overrides() -> list[int]:
+    return overrides_warn_overdue()
 
 
 @shared_task(**queue_options("celery"))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from freeze import views
+from freeze import views, views_overrides
 from freeze.views_history import window_history_page
 
 app_name = "freeze"
@@ -16,4 +16,6 @@ urlpatterns = [
     path("exceptions/<int:pk>/edit/", views.exception_edit, name="exception-edit"),
     path("exceptions/<int:pk>/<slug:action>/", views.exception_act, name="exception-act"),
     path("queues/", views.queues, name="queues"),
+    path("overrides/new/", views_overrides.override_new, name="override-new"),
+    path("overrides/<int:pk>/review/", views_overrides.override_review, name="override-review"),
 ]

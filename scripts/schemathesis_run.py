@@ -47,7 +47,7 @@ print(Token.objects.get_or_create(user=user)[0].key)
 
 DEMO_IDENTIFIERS = """
 import json
-from freeze.models import FreezeException, FreezeWindow
+from freeze.models import FreezeException, FreezeOverride, FreezeWindow
 from metrics.models import MetricDefinition, System, Workload
 from program.models import Criterion, Gate, Phase, Program, WorkloadMigration
 from core.models import NotificationReceipt
@@ -65,6 +65,7 @@ print(json.dumps({
     "^/api/v1/definitions/[{]key[}]/": {"path.key": definition.key, "path.version": definition.version},
     "^/api/v1/freeze/windows/[{]id[}]/": {"path.id": first(FreezeWindow).pk},
     "^/api/v1/freeze-exceptions/[{]id[}]/": {"path.id": first(FreezeException).pk},
+    "^/api/v1/freeze/overrides/[{]id[}]/": {"path.id": first(FreezeOverride).pk},
     "^/api/v1/systems/[{]key[}]/": {"path.key": first(System).key},
     "^/api/v1/workloads/[{]key[}]/": {"path.key": first(Workload).key},
     "^/api/v1/templates/[{]key[}]/": {"path.key": "rebuild-14m"},

@@ -281,6 +281,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "freeze.tasks.warn_expiring_exceptions",
         "schedule": crontab(minute=7),
     },
+    "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
 }
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")

@@ -21,6 +21,12 @@ from freeze.services.levels import (
     window_for_frontier,
     windows_follow_phase,
 )
+from freeze.services.overrides import (
+    override_open,
+    override_review,
+    override_reviewer_check,
+    overrides_warn_overdue,
+)
 
 __all__ = [
     "component_upsert",
@@ -37,6 +43,10 @@ __all__ = [
     "freeze_levels_export",
     "freeze_levels_import",
     "freeze_levels_set",
+    "override_open",
+    "override_review",
+    "override_reviewer_check",
+    "overrides_warn_overdue",
     "window_create",
     "window_for_frontier",
     "windows_follow_phase",

@@ -14,6 +14,7 @@ from core.api.parsers import surrogate_problem
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
+from freeze import recurrence
 from freeze.models import Component, FreezeEntry, FreezeWindow, Level
 from program.models import Phase, Program
 
@@ -38,14 +39,30 @@ def window_create(
     starts_at: datetime,
     ends_at: datetime,
     default_level: str = Level.APPROVAL,
+    rrule: str = "",
+    timezone: str = "UTC",
+    occurrence_duration: timedelta | None = None,
 ) -> FreezeWindow:
+    """A window over starts_at..ends_at; with an `rrule`, recurring inside that span (freeze.recurrence)."""
     require_role(actor, PROGRAM_LEADS, "create freeze windows")
     if ends_at <= starts_at:
         raise ApplicationError("ends_at must be after starts_at.", status=400, field="ends_at")
-    window = FreezeWindow.objects.create(
-        program=program, name=name, starts_at=starts_at, ends_at=ends_at, default_level=default_level
+    rrule = rrule.strip()
+    recurrence.validate(
+        rrule_text=rrule, timezone_name=timezone, occurrence_duration=occurrence_duration, starts_at=starts_at
     )
-    transition_record(subject=window, action="created", actor=actor, to_state=default_level)
+    window = FreezeWindow.objects.create(
+        program=program,
+        name=name,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        default_level=default_level,
+        rrule=rrule,
+        timezone=timezone,
+        occurrence_duration=occurrence_duration,
+    )
+    data = {"rrule": rrule, "timezone": timezone} if rrule else None
+    transition_record(subject=window, action="created", actor=actor, to_state=default_level, data=data)
     return window
 
 

@@ -9,6 +9,7 @@ below fails `test_the_table_covers_every_operation`.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import transaction
@@ -16,9 +17,12 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from core.notifications import notification_send
+from core.roles import PROGRAM_LEADS
+from freeze import services as freeze_services
 from metrics.models import Workload
 from program import services as program_services
 from program.models import Gate, Phase
+from tests.conftest import make_user
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 ANONYMOUS = "anonymous"
@@ -65,6 +69,10 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/freeze-exceptions/{id}/submit/"): REQUESTER,
     ("POST", "/api/v1/freeze-exceptions/{id}/withdraw/"): REQUESTER,
     ("GET", "/api/v1/freeze/check/"): EVERYONE,
+    ("GET", "/api/v1/freeze/overrides/"): EVERYONE,
+    ("POST", "/api/v1/freeze/overrides/"): LEAD,
+    # The fixture override was opened by another lead, so `lead` may review it.
+    ("POST", "/api/v1/freeze/overrides/{id}/review/"): LEAD,
     ("GET", "/api/v1/freeze/windows/"): EVERYONE,
     ("POST", "/api/v1/freeze/windows/"): LEAD,
     ("GET", "/api/v1/freeze/windows/{id}/levels/"): EVERYONE,
@@ -143,6 +151,12 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
         "lead": lead,
     }
     notification = notification_send(event="gate.ready", subject="s", body="b", users=users.values())
+    override = freeze_services.override_open(
+        lead=make_user("opener", PROGRAM_LEADS),
+        component=setup["kernels"],
+        reason="hotfix",
+        ends_at=setup["now"] + timedelta(hours=2),
+    )
     return {
         "users": users,
         "args": {
@@ -150,6 +164,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
             "definitions": {"key": "training-throughput", "version": 1},
             "freeze-exceptions": {"id": submitted_exception(engineer, setup["trainer"], setup["now"]).pk},
             "freeze": {"id": setup["window"].pk},
+            "freeze/overrides": {"id": override.pk},
             "gates": {"id": gate.pk},
             "migrations": {"id": migration.pk},
             "notifications": {"id": notification.pk},
@@ -163,8 +178,13 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
 
 
 def fill(path: str, args: dict) -> str:
-    resource = path.split("/")[3]
-    return re.sub(r"\{(\w+)\}", lambda match: str(args[resource][match.group(1)]), path)
+    parts = path.split("/")
+
+    def value(match) -> str:
+        values = args.get(f"{parts[3]}/{parts[4]}") or args[parts[3]]  # "freeze/overrides", then "freeze"
+        return str(values[match.group(1)])
+
+    return re.sub(r"\{(\w+)\}", value, path)
 
 
 def call(client: APIClient, method: str, url: str):

@@ -99,6 +99,9 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "freeze:exception-act[reject]": (POST_ONLY, row("302 403 403 403 400 403 400")),
     "freeze:exception-act[withdraw]": (POST_ONLY, row("302 403 302 403 403 403 403")),
     "freeze:exception-act[revoke]": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "freeze:override-new": LEAD_FORM,
+    # The fixture override was opened by lead2, so `lead` may review it.
+    "freeze:override-review": LEAD_FORM,
 }
 
 # Path parameters from the objects `world` builds; URLs that take several values get one row each.
@@ -165,6 +168,9 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     migration = program_services.migration_upsert(
         actor=lead, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
     )
+    override = freeze_services.override_open(
+        lead=lead2, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
+    )
     leads_only = notification_send(event="gate.ready", subject="s", body="b", link="/programs/", users=[lead])
     users = {
         "anonymous": None,
@@ -211,6 +217,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "freeze:levels-import": {"window_id": ref["window"].pk},
             "freeze:exception": {"pk": submitted.pk},
             "freeze:exception-edit": {"pk": submitted.pk},
+            "freeze:override-review": {"pk": override.pk},
         },
     }
 

@@ -1,0 +1,85 @@
+"""Break-glass override pages: the panel on the freeze list, opening one, reviewing one (leads)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from core.errors import ApplicationError
+from core.forms import add_service_error
+from core.pages import role_required
+from core.roles import PROGRAM_LEADS, has_role
+from freeze import services
+from freeze.forms_overrides import OverrideForm, ReviewForm
+from freeze.models import FreezeOverride
+
+
+def _overrides():
+    return FreezeOverride.objects.select_related("component", "opened_by", "reviewed_by")
+
+
+def overrides_panel_context(request) -> dict:
+    """In force now and awaiting review (oldest first): two queries, plus the form's components."""
+    now = timezone.now()
+    user = request.user
+    awaiting = list(_overrides().filter(reviewed_at__isnull=True).order_by("starts_at", "pk"))
+    for override in awaiting:
+        override.may_review = has_role(user, PROGRAM_LEADS) and override.opened_by_id != user.pk
+    return {
+        "in_force": list(_overrides().filter(starts_at__lte=now, ends_at__gt=now).order_by("ends_at", "pk")),
+        "awaiting": awaiting,
+        "can_open": has_role(user, PROGRAM_LEADS),
+        "open_form": OverrideForm(initial={"ends_at": OverrideForm.default_end()}),
+        "review_form": ReviewForm(),
+        "request": request,
+    }
+
+
+def _back() -> str:
+    return reverse("freeze:list") + "#overrides"
+
+
+@role_required(PROGRAM_LEADS, action="open break-glass overrides")
+def override_new(request):
+    form = OverrideForm(request.POST or None, initial={"ends_at": OverrideForm.default_end()})
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                override = services.override_open(lead=request.user, **form.cleaned_data)
+            except ApplicationError as exc:
+                status = add_service_error(form, exc, fallback_field="ends_at")
+            else:
+                messages.success(
+                    request,
+                    f"Override #{override.pk} opened: {override.component.key} may change until "
+                    f"{override.ends_at:%Y-%m-%d %H:%M} UTC. The owner team and the leads were told; "
+                    "another lead reviews it within 72 h.",
+                )
+                return redirect(_back())
+    return render(request, "freeze/override_form.html", {"form": form}, status=status)
+
+
+@role_required(PROGRAM_LEADS, action="review break-glass overrides")
+def override_review(request, pk: int):
+    override = get_object_or_404(_overrides(), pk=pk)
+    services.override_reviewer_check(user=request.user, override=override)  # the opener: styled 403
+    form = ReviewForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                services.override_review(
+                    lead=request.user, override=override, note=form.cleaned_data["review_note"]
+                )
+            except ApplicationError as exc:
+                status = add_service_error(form, exc, fallback_field="review_note")
+            else:
+                messages.success(request, f"Review of override #{override.pk} recorded.")
+                return redirect(_back())
+    context = {"override": override, "form": form}
+    return render(request, "freeze/override_review.html", context, status=status)
