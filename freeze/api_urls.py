@@ -1,6 +1,6 @@
 from django.urls import path
 
-from freeze import api
+from freeze import api, api_exceptions
 
 urlpatterns = [
     path("components/", api.ComponentList.as_view(), name="component-list"),
@@ -12,11 +12,31 @@ urlpatterns = [
         name="window-levels-import",
     ),
     path("freeze/check/", api.FreezeCheckView.as_view(), name="freeze-check"),
-    path("freeze-exceptions/", api.ExceptionList.as_view(), name="exception-list"),
-    path("freeze-exceptions/<int:pk>/", api.ExceptionDetail.as_view(), name="exception-detail"),
-    path("freeze-exceptions/<int:pk>/submit/", api.ExceptionSubmit.as_view(), name="exception-submit"),
-    path("freeze-exceptions/<int:pk>/approve/", api.ExceptionApprove.as_view(), name="exception-approve"),
-    path("freeze-exceptions/<int:pk>/reject/", api.ExceptionReject.as_view(), name="exception-reject"),
-    path("freeze-exceptions/<int:pk>/withdraw/", api.ExceptionWithdraw.as_view(), name="exception-withdraw"),
-    path("freeze-exceptions/<int:pk>/revoke/", api.ExceptionRevoke.as_view(), name="exception-revoke"),
+    path("freeze-exceptions/", api_exceptions.ExceptionList.as_view(), name="exception-list"),
+    path("freeze-exceptions/<int:pk>/", api_exceptions.ExceptionDetail.as_view(), name="exception-detail"),
+    path(
+        "freeze-exceptions/<int:pk>/submit/",
+        api_exceptions.ExceptionSubmit.as_view(),
+        name="exception-submit",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/approve/",
+        api_exceptions.ExceptionApprove.as_view(),
+        name="exception-approve",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/reject/",
+        api_exceptions.ExceptionReject.as_view(),
+        name="exception-reject",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/withdraw/",
+        api_exceptions.ExceptionWithdraw.as_view(),
+        name="exception-withdraw",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/revoke/",
+        api_exceptions.ExceptionRevoke.as_view(),
+        name="exception-revoke",
+    ),
 ]

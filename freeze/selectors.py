@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Prefetch
 from django.utils import timezone
 
-from core.roles import PROGRAM_LEADS, group_names
 from freeze.models import LEVEL_RANK, Component, FreezeEntry, FreezeException, FreezeWindow, Level
+
+# The exception lists live with the allowed-actions rule they derive from; imported here for the
+# callers (core.work, the API) that ask freeze.selectors.
+from freeze.selectors_exceptions import exceptions_awaiting, exceptions_list  # noqa: F401
 
 
 def windows_at(moment: datetime) -> list[FreezeWindow]:
@@ -149,31 +152,3 @@ def freeze_list(window: FreezeWindow | None) -> list[dict]:
             {"component": component, "level": level, "explicit": component.pk in entries, "exceptions": live}
         )
     return rows
-
-
-def exceptions_list() -> QuerySet[FreezeException]:
-    return (
-        FreezeException.objects.select_related("component", "window", "requester", "last_editor")
-        .annotate(
-            approval_count=Count(
-                "approvals", filter=Q(approvals__verdict="approve", approvals__dismissed_at__isnull=True)
-            )
-        )
-        .order_by("-created_at", "-id")
-    )
-
-
-def exceptions_awaiting(user) -> QuerySet[FreezeException]:
-    """Submitted exceptions this user may approve (wrote none of it) and has not yet acted on."""
-    teams = group_names(user)
-    queryset = (
-        exceptions_list()
-        .filter(status=FreezeException.Status.SUBMITTED, change_ends_at__gt=timezone.now())
-        .exclude(requester=user)
-        .exclude(last_editor=user)
-        .exclude(authors=user)
-        .exclude(approvals__approver=user, approvals__dismissed_at__isnull=True)
-    )
-    if PROGRAM_LEADS not in teams:
-        queryset = queryset.filter(component__owner_team__in=teams)
-    return queryset

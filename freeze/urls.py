@@ -1,6 +1,6 @@
 from django.urls import path
 
-from freeze import views
+from freeze import views, views_exceptions
 
 app_name = "freeze"
 
@@ -9,9 +9,11 @@ urlpatterns = [
     path("windows/<int:window_id>/", views.freeze_list, name="window"),
     path("windows/<int:window_id>/levels/", views.levels_edit, name="levels"),
     path("windows/<int:window_id>/levels/import/", views.levels_import, name="levels-import"),
-    path("exceptions/new/", views.exception_new, name="exception-new"),
-    path("exceptions/<int:pk>/", views.exception_detail, name="exception"),
-    path("exceptions/<int:pk>/edit/", views.exception_edit, name="exception-edit"),
-    path("exceptions/<int:pk>/<slug:action>/", views.exception_act, name="exception-act"),
-    path("queues/", views.queues, name="queues"),
+    path("exceptions/", views_exceptions.exceptions_all, name="exceptions"),
+    path("exceptions/new/", views_exceptions.exception_new, name="exception-new"),
+    path("exceptions/level/", views_exceptions.exception_level, name="exception-level"),
+    path("exceptions/<int:pk>/", views_exceptions.exception_detail, name="exception"),
+    path("exceptions/<int:pk>/edit/", views_exceptions.exception_edit, name="exception-edit"),
+    path("exceptions/<int:pk>/<slug:action>/", views_exceptions.exception_act, name="exception-act"),
+    path("queues/", views_exceptions.queues, name="queues"),
 ]

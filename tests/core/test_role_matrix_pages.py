@@ -88,6 +88,8 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "freeze:levels": LEAD_FORM,
     "freeze:levels-import": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "freeze:queues": READ,
+    "freeze:exceptions": READ,
+    "freeze:exception-level": READ,
     "freeze:exception-new": ENGINEER_FORM,
     "freeze:exception": READ,
     "freeze:exception-edit": ENGINEER_FORM,
