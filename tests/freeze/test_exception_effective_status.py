@@ -33,7 +33,7 @@ def ended_and_live(db, lead, engineer, component_owner):
 
 def test_an_approved_list_never_shows_an_expired_row(as_user, engineer, ended_and_live):
     """The bug from the issue: ?status=approved returned a row whose status read expired."""
-    ended, live = ended_and_live
+    _ended, live = ended_and_live
     rows = as_user(engineer).get(URL, {"status": "approved"}).json()["results"]
     assert [r["id"] for r in rows] == [live.pk]
     assert {r["status"] for r in rows} == {"approved"}
