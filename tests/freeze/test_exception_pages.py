@@ -62,6 +62,15 @@ def test_all_exceptions_filter_by_component_risk_window_and_requester(client, vi
     assert _ids(client.get(ALL, {"component": "dashboards"}).content.decode()) == []
 
 
+def test_counts_count_exceptions_not_approvals(client, viewer, engineer, component_owner, lead, ref):
+    exception = _file(engineer, ref, 1, risk="high")[0]
+    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(approver=lead, exception=exception)
+    client.force_login(viewer)
+    html = client.get(ALL, {"component": "trainer"}).content.decode()
+    assert re.search(r'data-status="approved">.*?<span class="count">1<', html)
+
+
 def test_all_exceptions_count_each_status_and_page(client, viewer, engineer, ref):
     drafts = PAGE_SIZE + 2
     for i in range(drafts):
