@@ -271,3 +271,35 @@ def test_a_flash_message_shows_once(client, engineer, ref):
         "Submitted"
         not in client.get(f"/freeze/exceptions/{pk}/").content.decode().split("<main")[1].split("<h1")[0]
     )
+
+
+def test_the_edit_page_shows_the_level_hint_for_its_component(client, engineer, ref):
+    exception = _file(engineer, ref, 1)[0]
+    client.force_login(engineer)
+    html = client.get(f"/freeze/exceptions/{exception.pk}/edit/").content.decode()
+    hint = re.search(r'<div id="level-hint".*?</div>', html, re.S).group(0)
+    assert "trainer</strong> is at level" in hint and "An exception is needed" in hint
+    assert "?component=trainer&amp;window=" in hint  # the disabled pickers are not sent: the URL carries them
+
+
+def test_the_exception_page_runs_the_same_queries_for_few_and_many_reviewers(
+    client, engineer, lead, component_owner, ref, django_assert_num_queries
+):
+    """session, user, groups, unread count, the exception, its authors, approvals and their approvers,
+    the approver candidates and their groups, the history: eleven, however many people are involved."""
+    exception = _file(engineer, ref, 1, risk="high")[0]
+    services.exception_approve(approver=component_owner, exception=exception)
+    client.force_login(lead)
+    client.get(f"/freeze/exceptions/{exception.pk}/")
+    with django_assert_num_queries(11):
+        client.get(f"/freeze/exceptions/{exception.pk}/")
+    for i in range(5):
+        member = make_user(f"member{i}", "training-platform")
+        editor = make_user(f"editor{i}", "framework-engineers")
+        services.exception_edit(editor=editor, exception=exception, changes={"title": f"t{i}"})
+        if i < 2:
+            exception.refresh_from_db()
+            services.exception_approve(approver=member, exception=exception)
+    with django_assert_num_queries(11):
+        html = client.get(f"/freeze/exceptions/{exception.pk}/").content.decode()
+    assert "member4" in html and "editor4" in html
