@@ -190,11 +190,6 @@ class FreezeException(models.Model):
             return self.Status.EXPIRED
         return self.status
 
-    def is_author(self, user) -> bool:
-        if user.pk in (self.requester_id, self.last_editor_id):
-            return True
-        return self.authors.filter(pk=user.pk).exists()
-
     # The one transition guard: each transition's `source=` list is the allowed-from table, and its
     # `conditions=` refuse every move but `expire` once the change window has ended. Services and the
     # allowed-actions selector ask django-fsm's can_proceed; nothing else restates these rules.
