@@ -1,6 +1,6 @@
 from django.urls import path
 
-from freeze import api, api_check, api_overrides
+from freeze import api, api_check, api_exceptions, api_overrides
 from freeze.api_history import WindowHistory
 
 urlpatterns = [
@@ -16,11 +16,31 @@ urlpatterns = [
     path("freeze/check/", api_check.FreezeCheckView.as_view(), name="freeze-check"),
     path("freeze/overrides/", api_overrides.OverrideList.as_view(), name="override-list"),
     path("freeze/overrides/<int:pk>/review/", api_overrides.OverrideReview.as_view(), name="override-review"),
-    path("freeze-exceptions/", api.ExceptionList.as_view(), name="exception-list"),
-    path("freeze-exceptions/<int:pk>/", api.ExceptionDetail.as_view(), name="exception-detail"),
-    path("freeze-exceptions/<int:pk>/submit/", api.ExceptionSubmit.as_view(), name="exception-submit"),
-    path("freeze-exceptions/<int:pk>/approve/", api.ExceptionApprove.as_view(), name="exception-approve"),
-    path("freeze-exceptions/<int:pk>/reject/", api.ExceptionReject.as_view(), name="exception-reject"),
-    path("freeze-exceptions/<int:pk>/withdraw/", api.ExceptionWithdraw.as_view(), name="exception-withdraw"),
-    path("freeze-exceptions/<int:pk>/revoke/", api.ExceptionRevoke.as_view(), name="exception-revoke"),
+    path("freeze-exceptions/", api_exceptions.ExceptionList.as_view(), name="exception-list"),
+    path("freeze-exceptions/<int:pk>/", api_exceptions.ExceptionDetail.as_view(), name="exception-detail"),
+    path(
+        "freeze-exceptions/<int:pk>/submit/",
+        api_exceptions.ExceptionSubmit.as_view(),
+        name="exception-submit",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/approve/",
+        api_exceptions.ExceptionApprove.as_view(),
+        name="exception-approve",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/reject/",
+        api_exceptions.ExceptionReject.as_view(),
+        name="exception-reject",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/withdraw/",
+        api_exceptions.ExceptionWithdraw.as_view(),
+        name="exception-withdraw",
+    ),
+    path(
+        "freeze-exceptions/<int:pk>/revoke/",
+        api_exceptions.ExceptionRevoke.as_view(),
+        name="exception-revoke",
+    ),
 ]

@@ -1,20 +1,69 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django import forms
+from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from freeze.models import Component, FreezeException, FreezeWindow, Level
 
+# A browser's own time picker (type=time, datetime-local) follows the viewer's locale and shows 12-hour
+# AM/PM clocks in en-US; times here are UTC and 24-hour, so the time is a text box that only takes HH:MM.
+TIME_24H = {
+    "pattern": "([01][0-9]|2[0-3]):[0-5][0-9]",
+    "placeholder": "HH:MM",
+    "inputmode": "numeric",
+    "size": "5",
+    "maxlength": "5",
+    "title": "24-hour time, UTC, e.g. 14:30",
+}
 
-class DateTimeLocalInput(forms.DateTimeInput):
-    input_type = "datetime-local"
 
-    def __init__(self, **kwargs):
-        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+class UtcDateTimeWidget(forms.MultiWidget):
+    """A date picker (no clock) and a 24-hour HH:MM text box, both UTC, read back as one value.
+
+    A client that posts the single field (`change_starts_at=2026-05-01T14:30`, as before) still works."""
+
+    def __init__(self):
+        super().__init__(
+            [forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"), forms.TextInput(attrs=TIME_24H)]
+        )
+
+    def decompress(self, value):
+        if isinstance(value, datetime):
+            # Bound forms hand over the value already in the current time zone (UTC), naive.
+            value = timezone.localtime(value, UTC) if timezone.is_aware(value) else value
+            return [value.date(), value.strftime("%H:%M")]
+        if isinstance(value, str) and value:
+            date, _, time = value.replace("T", " ").partition(" ")
+            return [date, time[:5]]
+        return [None, None]
+
+    def value_from_datadict(self, data, files, name):
+        if name in data:
+            return data[name]
+        date, time = super().value_from_datadict(data, files, name)
+        return f"{date or ''} {time or ''}".strip() or None
+
+    def value_omitted_from_data(self, data, files, name):
+        return name not in data and super().value_omitted_from_data(data, files, name)
+
+
+class UtcDateTimeField(forms.DateTimeField):
+    widget = UtcDateTimeWidget
+    default_error_messages = {"invalid": "Enter a date and a 24-hour UTC time as HH:MM, e.g. 14:30."}
 
 
 class ComponentChoiceField(forms.ModelChoiceField):
+    """Each option says the component's level in force now, so a frozen or open one is seen before
+    the form is filled in (`levels` is set by the form: one query for every component)."""
+
+    levels: dict[int, str] = {}
+
     def label_from_instance(self, obj: Component) -> str:
-        return f"{obj.name} ({obj.key}) — {obj.owner_team}"
+        level = self.levels.get(obj.pk)
+        return f"{obj.name} ({obj.key}) — {obj.owner_team}" + (f" · {level} now" if level else "")
 
 
 class ExceptionForm(forms.Form):
@@ -24,7 +73,7 @@ class ExceptionForm(forms.Form):
         help_text="The component that changes during the freeze.",
     )
     window = forms.ModelChoiceField(
-        queryset=FreezeWindow.objects.all(),
+        queryset=FreezeWindow.objects.select_related("program"),
         required=False,
         help_text="Leave empty for the window in force when the change starts.",
     )
@@ -47,9 +96,38 @@ class ExceptionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="How to undo it, who does it, and how long it takes.",
     )
-    change_starts_at = forms.DateTimeField(widget=DateTimeLocalInput(), help_text="UTC")
-    change_ends_at = forms.DateTimeField(
-        widget=DateTimeLocalInput(), help_text="UTC. The exception stops allowing the change at this moment."
+    change_starts_at = UtcDateTimeField(
+        label="Change starts (UTC)", help_text="Date, then 24-hour time (HH:MM) in UTC."
+    )
+    change_ends_at = UtcDateTimeField(
+        label="Change ends (UTC)",
+        help_text="Date, then 24-hour time (HH:MM) in UTC. The exception stops allowing the change at this moment.",
+    )
+
+    def __init__(self, *args, levels: dict[int, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["component"].levels = levels or {}
+        self.fields["rollback_plan"].label = "Rollback plan"
+
+
+class ExceptionFilterForm(forms.Form):
+    """The all-exceptions page's filters (GET). Status is the effective status."""
+
+    status = forms.ChoiceField(choices=[("", "any status"), *FreezeException.Status.choices], required=False)
+    component = forms.ModelChoiceField(
+        queryset=Component.objects.all(), to_field_name="key", required=False, empty_label="any component"
+    )
+    risk = forms.ChoiceField(choices=[("", "any risk"), *FreezeException.Risk.choices], required=False)
+    window = forms.ModelChoiceField(
+        queryset=FreezeWindow.objects.all(), required=False, empty_label="any window"
+    )
+    requester = forms.ModelChoiceField(
+        queryset=get_user_model()
+        .objects.filter(pk__in=FreezeException.objects.values("requester"))
+        .order_by("username"),
+        to_field_name="username",
+        required=False,
+        empty_label="anyone",
     )
 
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pghistory
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django_fsm import FSMField, transition
 
@@ -108,6 +108,31 @@ class FreezeEntry(models.Model):
         return f"{self.component} {self.level} in {self.window}"
 
 
+class ExceptionQuerySet(models.QuerySet):
+    """The one place the effective status is written for queries: filters, counts and lists read it."""
+
+    def with_effective_status(self):
+        """Annotate `current_status`: an open exception whose change window has ended reads `expired`
+        (expiry is at read time; the periodic sweep only catches the row up)."""
+        ended = Q(status__in=FreezeException.OPEN_STATUSES, change_ends_at__lte=timezone.now())
+        return self.annotate(
+            current_status=Case(
+                When(ended, then=Value(FreezeException.Status.EXPIRED)),
+                default=F("status"),
+                output_field=models.CharField(),
+            )
+        )
+
+    def effective_status_in(self, statuses):
+        return self.with_effective_status().filter(current_status__in=list(statuses))
+
+
+def change_window_open(exception: FreezeException) -> bool:
+    """The condition on every transition but `expire`: once the change window has ended the exception
+    is expired, whatever its row still says, and nothing more can happen to it."""
+    return exception.effective_status != FreezeException.Status.EXPIRED
+
+
 class FreezeException(models.Model):
     class Risk(models.TextChoices):
         LOW = "low"
@@ -160,6 +185,8 @@ class FreezeException(models.Model):
     expiry_warned_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = ExceptionQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
@@ -179,46 +206,56 @@ class FreezeException(models.Model):
     @property
     def effective_status(self) -> str:
         """An open exception is expired the moment its change window ends, whatever the row says: an
-        approved one stops counting, and nothing more can happen to any of them."""
+        approved one stops counting, and nothing more can happen to any of them. This is the row-in-hand
+        form of ExceptionQuerySet.with_effective_status (which lists, filters and counts use); the
+        tests hold the two to the same answers."""
         if self.status in self.OPEN_STATUSES and self.change_ends_at <= timezone.now():
             return self.Status.EXPIRED
         return self.status
 
-    def is_author(self, user) -> bool:
-        if user.pk in (self.requester_id, self.last_editor_id):
-            return True
-        return self.authors.filter(pk=user.pk).exists()
-
-    # The transitions below are the allowed-from table (their `source=` lists); services check them
-    # against effective_status first, so an exception whose change window ended only expires.
-    @transition(field=status, source=OPEN_STATUSES, target=None)
+    # The one transition guard: each transition's `source=` list is the allowed-from table, and its
+    # `conditions=` refuse every move but `expire` once the change window has ended. Services and the
+    # allowed-actions selector ask django-fsm's can_proceed; nothing else restates these rules.
+    @transition(field=status, source=OPEN_STATUSES, target=None, conditions=[change_window_open])
     def edit(self):
         """No state change by itself: a material edit after submission also resubmits."""
 
-    @transition(field=status, source=Status.DRAFT, target=Status.SUBMITTED)
+    @transition(field=status, source=Status.DRAFT, target=Status.SUBMITTED, conditions=[change_window_open])
     def submit(self):
         self.submitted_at = timezone.now()
 
-    @transition(field=status, source=[Status.SUBMITTED, Status.APPROVED], target=Status.SUBMITTED)
+    @transition(
+        field=status,
+        source=[Status.SUBMITTED, Status.APPROVED],
+        target=Status.SUBMITTED,
+        conditions=[change_window_open],
+    )
     def resubmit(self):
         self.submitted_at = timezone.now()
         self.decided_at = None
 
-    @transition(field=status, source=Status.SUBMITTED, target=Status.APPROVED)
+    @transition(
+        field=status, source=Status.SUBMITTED, target=Status.APPROVED, conditions=[change_window_open]
+    )
     def approve(self):
         self.decided_at = timezone.now()
 
-    @transition(field=status, source=Status.SUBMITTED, target=Status.REJECTED)
+    @transition(
+        field=status, source=Status.SUBMITTED, target=Status.REJECTED, conditions=[change_window_open]
+    )
     def reject(self):
         self.decided_at = timezone.now()
 
     @transition(
-        field=status, source=[Status.DRAFT, Status.SUBMITTED, Status.APPROVED], target=Status.WITHDRAWN
+        field=status,
+        source=[Status.DRAFT, Status.SUBMITTED, Status.APPROVED],
+        target=Status.WITHDRAWN,
+        conditions=[change_window_open],
     )
     def withdraw(self):
         pass
 
-    @transition(field=status, source=Status.APPROVED, target=Status.REVOKED)
+    @transition(field=status, source=Status.APPROVED, target=Status.REVOKED, conditions=[change_window_open])
     def revoke(self):
         pass
 

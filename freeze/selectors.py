@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, group_names
 from freeze.models import (
     LEVEL_RANK,
     Component,
@@ -19,6 +18,10 @@ from freeze.models import (
     FreezeWindow,
     Level,
 )
+
+# The exception lists live with the allowed-actions rule they derive from; imported here for the
+# callers (core.work, the API) that ask freeze.selectors.
+from freeze.selectors_exceptions import exceptions_awaiting, exceptions_list  # noqa: F401
 from program.models import Program
 
 
@@ -332,31 +335,3 @@ def freeze_list(
         row = FreezeRow(component, cells, strictest, component.open_exceptions)
         layers.setdefault(component.get_layer_display(), []).append(row)
     return list(layers.items())
-
-
-def exceptions_list() -> QuerySet[FreezeException]:
-    return (
-        FreezeException.objects.select_related("component", "window", "requester", "last_editor")
-        .annotate(
-            approval_count=Count(
-                "approvals", filter=Q(approvals__verdict="approve", approvals__dismissed_at__isnull=True)
-            )
-        )
-        .order_by("-created_at", "-id")
-    )
-
-
-def exceptions_awaiting(user) -> QuerySet[FreezeException]:
-    """Submitted exceptions this user may approve (wrote none of it) and has not yet acted on."""
-    teams = group_names(user)
-    queryset = (
-        exceptions_list()
-        .filter(status=FreezeException.Status.SUBMITTED, change_ends_at__gt=timezone.now())
-        .exclude(requester=user)
-        .exclude(last_editor=user)
-        .exclude(authors=user)
-        .exclude(approvals__approver=user, approvals__dismissed_at__isnull=True)
-    )
-    if PROGRAM_LEADS not in teams:
-        queryset = queryset.filter(component__owner_team__in=teams)
-    return queryset

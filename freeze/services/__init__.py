@@ -1,10 +1,9 @@
 """Every write and state change of the freeze app."""
 
-from freeze.services.exceptions import (
-    exception_actor_check,
+from freeze.services.exception_edits import exception_create, exception_edit
+from freeze.services.exception_workflow import (
+    exception_act,
     exception_approve,
-    exception_create,
-    exception_edit,
     exception_reject,
     exception_revoke,
     exception_submit,
@@ -30,7 +29,7 @@ from freeze.services.overrides import (
 
 __all__ = [
     "component_upsert",
-    "exception_actor_check",
+    "exception_act",
     "exception_approve",
     "exception_create",
     "exception_edit",

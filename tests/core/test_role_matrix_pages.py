@@ -90,6 +90,8 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     # No file: the levels page again, the refusal next to the file input (400).
     "freeze:levels-import": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "freeze:queues": READ,
+    "freeze:exceptions": READ,
+    "freeze:exception-level": READ,
     "freeze:exception-new": ENGINEER_FORM,
     "freeze:exception": READ,
     "freeze:exception-edit": ENGINEER_FORM,

@@ -47,7 +47,9 @@ def test_edit_refusal_is_shown_on_the_field(client, engineer, approved):
     )
     response = client.post(f"/freeze/exceptions/{approved.pk}/edit/", bad)
     assert response.status_code == 400
-    assert "change_ends_at must be after" in response.content.decode()
+    # The field's human name, never the raw one (issue 12).
+    assert "The change end must be after the change start." in response.content.decode()
+    assert "change_ends_at must" not in response.content.decode()
     assert FreezeException.objects.get(pk=approved.pk).status == "approved"
 
 

@@ -11,6 +11,12 @@ from freeze.models import FreezeException
 from tests.browser import screenshot, sign_in
 
 
+def fill_utc(page, name: str, moment) -> None:
+    """The form's UTC date-time: a date picker and a 24-hour HH:MM box."""
+    page.fill(f"input[name={name}_0]", moment.strftime("%Y-%m-%d"))
+    page.fill(f"input[name={name}_1]", moment.strftime("%H:%M"))
+
+
 @pytest.mark.browser
 def test_engineer_files_and_owner_approves(browser, live_server, demo):
     contexts = [
@@ -37,8 +43,8 @@ def engineer_files_then_owner_approves(engineer, owner):
     engineer.select_option("select[name=risk]", "medium")
     engineer.fill("textarea[name=rollback_plan]", "Revert the launcher flag; 5 minutes.")
     start = timezone.now() + timedelta(days=1)
-    engineer.fill("input[name=change_starts_at]", start.strftime("%Y-%m-%dT%H:%M"))
-    engineer.fill("input[name=change_ends_at]", (start + timedelta(hours=6)).strftime("%Y-%m-%dT%H:%M"))
+    fill_utc(engineer, "change_starts_at", start)
+    fill_utc(engineer, "change_ends_at", (start + timedelta(hours=6)))
     screenshot(engineer, "exception-form")
     engineer.click("button:has-text('Save draft')")
     engineer.wait_for_selector("button:has-text('Submit for approval')")
@@ -68,7 +74,7 @@ def test_filing_on_a_frozen_component_shows_why(page, demo):
     for field in ("change", "justification", "rollback_plan"):
         page.fill(f"textarea[name={field}]", "x")
     start = timezone.now() + timedelta(days=1)
-    page.fill("input[name=change_starts_at]", start.strftime("%Y-%m-%dT%H:%M"))
-    page.fill("input[name=change_ends_at]", (start + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M"))
+    fill_utc(page, "change_starts_at", start)
+    fill_utc(page, "change_ends_at", (start + timedelta(hours=2)))
     page.click("button:has-text('Save draft')")
     assert "is frozen in 'Cutover wave 2 stabilisation'" in page.inner_text("[role=alert]")

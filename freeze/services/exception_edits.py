@@ -1,0 +1,133 @@
+"""Filing and editing freeze exceptions: exception_create and exception_edit. The transitions an edit
+may cause (back to submitted) go through the workflow's guard and history (exception_workflow)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import FRAMEWORK_ENGINEERS, require_role
+from freeze.models import Approval, Component, FreezeException, FreezeWindow
+from freeze.selectors import level_at
+from freeze.selectors_exceptions import approvals_enough, exception_allowed_actions
+from freeze.services.exception_workflow import (
+    MSG_UNNECESSARY,
+    guard,
+    lock,
+    move,
+    notify_approvers,
+    refuse_by_level,
+    required_approvals,
+)
+
+Status = FreezeException.Status
+MSG_ENDED = "The change window has already ended: the change end must be in the future."
+EDITABLE = ("title", *FreezeException.MATERIAL_FIELDS)
+
+
+def _validate_change_window(window: FreezeWindow, starts: datetime, ends: datetime) -> None:
+    if ends <= starts:
+        raise ApplicationError(
+            "The change end must be after the change start.", status=400, field="change_ends_at"
+        )
+    if ends <= timezone.now():
+        raise ApplicationError(MSG_ENDED, status=400, field="change_ends_at")
+    if starts < window.starts_at or ends > window.ends_at:
+        raise ApplicationError(
+            f"The change window must lie inside '{window.name}' ({window.starts_at:%Y-%m-%d %H:%M} – "
+            f"{window.ends_at:%Y-%m-%d %H:%M} UTC).",
+            status=400,
+            field="change_starts_at" if starts < window.starts_at else "change_ends_at",
+        )
+
+
+@transaction.atomic
+def exception_create(
+    *,
+    requester,
+    component: Component,
+    window: FreezeWindow | None = None,
+    title: str,
+    change: str,
+    justification: str,
+    risk: str,
+    rollback_plan: str,
+    change_starts_at: datetime,
+    change_ends_at: datetime,
+) -> FreezeException:
+    require_role(requester, FRAMEWORK_ENGINEERS, "file freeze exceptions")
+    if window is None:
+        found = level_at(component, change_starts_at)
+        if found.window is None:
+            raise ApplicationError(
+                MSG_UNNECESSARY.format(component=component.key, where="then: no freeze window is in force"),
+                status=400,
+                field="change_starts_at",
+            )
+        window = found.window
+    _validate_change_window(window, change_starts_at, change_ends_at)
+    refuse_by_level(component, window, change_starts_at)
+    exception = FreezeException.objects.create(
+        component=component,
+        window=window,
+        requester=requester,
+        last_editor=requester,
+        title=title,
+        change=change,
+        justification=justification,
+        risk=risk,
+        rollback_plan=rollback_plan,
+        change_starts_at=change_starts_at,
+        change_ends_at=change_ends_at,
+    )
+    exception.authors.add(requester)
+    transition_record(subject=exception, action="created", actor=requester, to_state=exception.status)
+    return exception
+
+
+def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any]) -> FreezeException:
+    """Edit an open exception; the editor becomes one of its authors, who never decide it.
+
+    A material edit after submission returns it to submitted and dismisses every approval: what was
+    approved is no longer what would ship. Any edit by someone whose approval stands dismisses that
+    approval (and returns an approved exception to submitted if the rest no longer suffice). Saving
+    unchanged values is no edit."""
+    with transaction.atomic():
+        exception = lock(exception)
+        exception_allowed_actions(editor, exception).require("edit")
+        guard(exception, "edit")
+        changed = [f for f in EDITABLE if f in changes and changes[f] != getattr(exception, f)]
+        if not changed:
+            return exception
+        for field in changed:
+            setattr(exception, field, changes[field])
+        _validate_change_window(exception.window, exception.change_starts_at, exception.change_ends_at)
+        exception.edit()
+        exception.last_editor = editor
+        exception.authors.add(editor)
+        exception._author_ids_cache = None  # the editor is an author from now on
+        material = [f for f in changed if f in FreezeException.MATERIAL_FIELDS]
+        standing = Approval.objects.filter(exception=exception, dismissed_at__isnull=True)
+        if material and exception.status in (Status.SUBMITTED, Status.APPROVED):
+            dismissed = standing.update(dismissed_at=timezone.now())
+            exception.required_approvals = required_approvals(exception)
+            _resubmit(exception, editor, f"material edit: {', '.join(material)}", dismissed)
+            return exception
+        dismissed = standing.filter(approver=editor).update(dismissed_at=timezone.now())
+        if dismissed and exception.status == Status.APPROVED and not approvals_enough(exception):
+            _resubmit(exception, editor, "edited by an approver, whose approval no longer counts", dismissed)
+            return exception
+        exception.save()
+        data = {"fields": changed, **({"dismissed_approvals": dismissed} if dismissed else {})}
+        transition_record(subject=exception, action="edited", actor=editor, data=data)
+    return exception
+
+
+def _resubmit(exception: FreezeException, editor, reason: str, dismissed: int) -> None:
+    move(exception, "resubmit", actor=editor, reason=reason, data={"dismissed_approvals": dismissed})
+    notify_approvers(exception, f"Exception changed, review again: {exception.title}")

@@ -1,0 +1,303 @@
+"""The freeze exception workflow: one service per transition (submit, approve, reject, withdraw,
+revoke, expire) and `exception_act`, the single entry the page and the API both call.
+
+Each service locks the row, asks exception_allowed_actions who may act (the actor rule) and django-fsm
+whether the state allows it (the transition guard), writes the history in the same transaction and
+notifies after commit (core.notifications queues on commit)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+from django_fsm import TransitionNotAllowed, can_proceed
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.notifications import notification_send
+from core.transitions import fsm_sources, require_state
+from freeze.models import Approval, Component, FreezeException, FreezeWindow, Level
+from freeze.selectors import level_at
+from freeze.selectors_exceptions import (
+    approvals_enough,
+    approvals_standing,
+    exception_allowed_actions,
+    exception_approvers,
+)
+
+Status = FreezeException.Status
+MSG_REASON = "Say why."
+MSG_FROZEN = (
+    "{component} is frozen in '{window}': no exception can be filed. A program lead can change its level "
+    "to 'approval' on the freeze list."
+)
+MSG_UNNECESSARY = "{component} is open {where}: the change needs no exception."
+# The words for each transition, spelled out: never built by gluing "ed" onto a verb.
+GERUND = {
+    "edit": "editing",
+    "submit": "submitting",
+    "resubmit": "resubmitting",
+    "approve": "approving",
+    "reject": "rejecting",
+    "withdraw": "withdrawing",
+    "revoke": "revoking",
+    "expire": "expiring",
+}
+PAST_PARTICIPLE = {
+    "edit": "edited",
+    "submit": "submitted",
+    "resubmit": "resubmitted",
+    "approve": "approved",
+    "reject": "rejected",
+    "withdraw": "withdrawn",
+    "revoke": "revoked",
+    "expire": "expired",
+}
+
+
+def lock(exception: FreezeException) -> FreezeException:
+    return (
+        FreezeException.objects.select_for_update()
+        .select_related("component", "window", "requester")
+        .get(pk=exception.pk)
+    )
+
+
+def guard(exception: FreezeException, action: str) -> None:
+    """The transition guard, django-fsm's: the `source=` list and the change-window condition. Refuses
+    (409) naming the effective status: once the change window has ended the exception is expired."""
+    if can_proceed(getattr(exception, action)):
+        return
+    subject = f"Exception #{exception.pk}"
+    if exception.effective_status == Status.EXPIRED and exception.status != Status.EXPIRED:
+        subject += f" (its change window ended {exception.change_ends_at:%Y-%m-%d %H:%M} UTC)"
+    require_state(
+        subject=subject,
+        state=exception.effective_status,
+        action=GERUND[action],
+        allowed=fsm_sources(getattr(FreezeException, action)),
+    )
+    raise ApplicationError(f"A {exception.effective_status} exception cannot be {PAST_PARTICIPLE[action]}.")
+
+
+def move(
+    exception: FreezeException, method: str, *, actor, reason: str = "", data: dict | None = None
+) -> None:
+    """Run the state-machine transition `method`, save, and record it."""
+    before = exception.status
+    try:
+        getattr(exception, method)()
+    except TransitionNotAllowed:
+        raise ApplicationError(f"A {before} exception cannot be {PAST_PARTICIPLE[method]}.") from None
+    exception.save()
+    transition_record(
+        subject=exception,
+        action=method,
+        actor=actor,
+        from_state=before,
+        to_state=exception.status,
+        reason=reason,
+        data=data,
+    )
+
+
+def notify(exception: FreezeException, event: str, subject: str, users: list) -> None:
+    notification_send(
+        event=event,
+        subject=subject,
+        body=f"{exception.title} — {exception.component.key}, {exception.change_starts_at:%Y-%m-%d %H:%M} to "
+        f"{exception.change_ends_at:%Y-%m-%d %H:%M} UTC, risk {exception.risk}. Status: {exception.status}.",
+        link=reverse("freeze:exception", args=[exception.pk]),
+        payload={"exception": exception.pk, "status": exception.status},
+        users=users,
+    )
+
+
+def notify_approvers(exception: FreezeException, subject: str) -> None:
+    """Only people exception_allowed_actions lets approve it now (never an author)."""
+    notify(exception, "exception.submitted", subject, exception_approvers(exception))
+
+
+def refuse_by_level(component: Component, window: FreezeWindow, starts: datetime) -> None:
+    """Exceptions exist for level `approval` only: frozen takes none, open needs none."""
+    found = level_at(component, starts, windows=[window])
+    if found.level == Level.FROZEN:
+        raise ApplicationError(
+            MSG_FROZEN.format(component=component.key, window=window.name), field="component"
+        )
+    if found.level == Level.OPEN:
+        raise ApplicationError(
+            MSG_UNNECESSARY.format(component=component.key, where=f"in '{window.name}'"),
+            status=400,
+            field="component",
+        )
+
+
+def required_approvals(exception: FreezeException) -> int:
+    return 2 if exception.risk == FreezeException.Risk.HIGH else 1
+
+
+def exception_submit(*, requester, exception: FreezeException) -> FreezeException:
+    with transaction.atomic():
+        exception = lock(exception)
+        exception_allowed_actions(requester, exception).require("submit")
+        guard(exception, "submit")
+        refuse_by_level(exception.component, exception.window, exception.change_starts_at)
+        exception.required_approvals = required_approvals(exception)
+        move(exception, "submit", actor=requester)
+        notify_approvers(exception, f"Freeze exception awaiting approval: {exception.title}")
+    return exception
+
+
+def _record_verdict(exception: FreezeException, user, verdict: str, comment: str, is_lead: bool) -> None:
+    try:
+        with transaction.atomic():
+            Approval.objects.create(
+                exception=exception, approver=user, verdict=verdict, comment=comment, as_program_lead=is_lead
+            )
+    except IntegrityError:
+        raise ApplicationError("You already decided on this exception; one person counts once.") from None
+
+
+def exception_approve(*, approver, exception: FreezeException, comment: str = "") -> FreezeException:
+    """Counts one approval. Enough approvals (two distinct, one a program lead, for high risk) approve it."""
+    with transaction.atomic():
+        exception = lock(exception)
+        allowed = exception_allowed_actions(approver, exception)
+        allowed.require("approve")
+        guard(exception, "approve")
+        _record_verdict(exception, approver, Approval.Verdict.APPROVE, comment, allowed.as_program_lead)
+        transition_record(
+            subject=exception,
+            action="approval",
+            actor=approver,
+            reason=comment,
+            data={"approvals": len(approvals_standing(exception)), "required": exception.required_approvals},
+        )
+        if approvals_enough(exception):
+            move(exception, "approve", actor=approver, reason=comment)
+            notify(
+                exception,
+                "exception.decided",
+                f"Freeze exception approved: {exception.title}",
+                [exception.requester],
+            )
+    return exception
+
+
+def exception_reject(*, approver, exception: FreezeException, reason: str) -> FreezeException:
+    with transaction.atomic():
+        exception = lock(exception)
+        allowed = exception_allowed_actions(approver, exception)
+        allowed.require("reject")
+        guard(exception, "reject")
+        if not reason.strip():
+            raise ApplicationError(MSG_REASON, status=400, field="reason")
+        _record_verdict(exception, approver, Approval.Verdict.REJECT, reason, allowed.as_program_lead)
+        exception.closing_reason = reason
+        move(exception, "reject", actor=approver, reason=reason)
+        notify(
+            exception,
+            "exception.decided",
+            f"Freeze exception rejected: {exception.title}",
+            [exception.requester],
+        )
+    return exception
+
+
+def exception_withdraw(*, requester, exception: FreezeException, reason: str = "") -> FreezeException:
+    with transaction.atomic():
+        exception = lock(exception)
+        exception_allowed_actions(requester, exception).require("withdraw")
+        guard(exception, "withdraw")
+        exception.closing_reason = reason
+        move(exception, "withdraw", actor=requester, reason=reason)
+    return exception
+
+
+def exception_revoke(*, lead, exception: FreezeException, reason: str) -> FreezeException:
+    exception_allowed_actions(lead, exception).require("revoke")
+    if not reason.strip():
+        raise ApplicationError(MSG_REASON, status=400, field="reason")
+    with transaction.atomic():
+        exception = lock(exception)
+        guard(exception, "revoke")
+        exception.closing_reason = reason
+        move(exception, "revoke", actor=lead, reason=reason)
+        notify(
+            exception,
+            "exception.decided",
+            f"Freeze exception revoked: {exception.title}",
+            [exception.requester],
+        )
+    return exception
+
+
+# The one table of what each action runs: the page's buttons and the API's endpoints both come here.
+_ACT = {
+    "submit": lambda user, e, text: exception_submit(requester=user, exception=e),
+    "approve": lambda user, e, text: exception_approve(approver=user, exception=e, comment=text),
+    "reject": lambda user, e, text: exception_reject(approver=user, exception=e, reason=text),
+    "withdraw": lambda user, e, text: exception_withdraw(requester=user, exception=e, reason=text),
+    "revoke": lambda user, e, text: exception_revoke(lead=user, exception=e, reason=text),
+}
+ACT_ACTIONS = tuple(_ACT)
+
+
+def exception_act(*, actor, exception: FreezeException, action: str, text: str = "") -> FreezeException:
+    """Take `action` (submit, approve, reject, withdraw, revoke) with its comment or reason `text`."""
+    if action not in _ACT:
+        raise ApplicationError(f"No action '{action}'.", status=400, field="action")
+    return _ACT[action](actor, exception, text)
+
+
+def exceptions_expire(now: datetime | None = None) -> list[int]:
+    """Periodic: mark open exceptions whose change window has ended as expired, and tell requesters.
+    (They were expired at that moment already: every read and every service uses the effective status.)"""
+    now = now or timezone.now()
+    expired = []
+    ended = FreezeException.objects.filter(
+        status__in=FreezeException.OPEN_STATUSES, change_ends_at__lte=now
+    ).order_by("pk")
+    for candidate in ended:
+        with transaction.atomic():
+            exception = lock(candidate)
+            if exception.status not in FreezeException.OPEN_STATUSES or exception.change_ends_at > now:
+                continue
+            move(exception, "expire", actor=None, reason="change window ended")
+            notify(
+                exception,
+                "exception.expired",
+                f"Freeze exception expired: {exception.title}",
+                [exception.requester],
+            )
+            expired.append(exception.pk)
+    return expired
+
+
+def exceptions_warn_expiring(now: datetime | None = None) -> list[int]:
+    """Periodic: tell requesters once when an approved exception ends within 24 hours."""
+    now = now or timezone.now()
+    warned = []
+    due = FreezeException.objects.filter(
+        status=Status.APPROVED,
+        expiry_warned_at__isnull=True,
+        change_ends_at__gt=now,
+        change_ends_at__lte=now + timedelta(hours=24),
+    )
+    for exception in due.select_related("component", "requester"):
+        with transaction.atomic():
+            if not FreezeException.objects.filter(pk=exception.pk, expiry_warned_at__isnull=True).update(
+                expiry_warned_at=now
+            ):
+                continue  # another run warned already
+            notify(
+                exception,
+                "exception.expiring",
+                f"Freeze exception ends within 24 h: {exception.title}",
+                [exception.requester],
+            )
+            warned.append(exception.pk)
+    return warned
