@@ -36,8 +36,13 @@ def freeze_list(request, window_id: int | None = None):
     else:
         window = selectors.current_window(now)
     moment = _table_moment(window, now)
-    columns = selectors.windows_at(moment)
+    # Each column shows the span in force: a recurring window's occurrence, not its whole season.
+    columns = []
+    for span in selectors.in_force_at(moment):
+        span.window.shown_span = (span.starts_at, span.ends_at)
+        columns.append(span.window)
     if window is not None and window not in columns:
+        window.shown_span = (window.starts_at, window.ends_at)
         columns.append(window)
     context = {
         "window": window,

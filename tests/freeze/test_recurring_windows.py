@@ -173,3 +173,24 @@ def test_command_shows_the_occurrence_in_utc(weekend):
         "Weekend freeze [rebuild, recurring] 2030-04-12 16:00 – 2030-04-15 06:00 UTC: frozen"
         in out.getvalue()
     )
+
+
+def test_freeze_list_column_shows_the_occurrence_in_force_not_the_season(client, viewer, lead, as_user, ref):
+    from django.utils import timezone
+
+    today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    response = create(
+        as_user(lead),
+        name="Daily freeze",
+        starts_at=(today - timedelta(days=10)).isoformat(),
+        ends_at=(today + timedelta(days=60)).isoformat(),
+        rrule="FREQ=DAILY",
+        timezone="UTC",
+        occurrence_duration="1 00:00:00",
+    )
+    assert response.status_code == 201, response.content
+    client.force_login(viewer)
+    page = client.get("/freeze/").content.decode()
+    tomorrow = today + timedelta(days=1)
+    assert f"{today:%-d %b} – {tomorrow:%-d %b} · recurring" in page
+    assert f"rebuild · {today - timedelta(days=10):%-d %b} – " not in page  # the header isn't the season
