@@ -49,7 +49,8 @@ class PullSourceFields(serializers.Serializer):
     # serializer only checks types here.
     base_url = serializers.CharField(max_length=300, help_text="Prometheus base URL, e.g. http://prom:9090")
     query = serializers.CharField(
-        help_text='PromQL with {workload} and {system} placeholders; PromQL\'s own braces doubled: {{job="x"}}.'
+        max_length=2000,
+        help_text='PromQL with {workload} and {system} placeholders; PromQL\'s own braces doubled: {{job="x"}}.',
     )
     unit = serializers.CharField(
         max_length=40, required=False, allow_blank=True, help_text="Unit of the values."

@@ -15,6 +15,7 @@ from metrics.models import PullSource, Workload
 from metrics.units import UnitError, unit_factor
 
 PLACEHOLDERS = frozenset({"workload", "system"})
+MAX_STEP_SECONDS = 86_400
 FIELDS = ("definition", "system", "base_url", "query", "unit", "step_seconds", "enabled")
 
 
@@ -50,9 +51,11 @@ def _check(values: dict[str, Any]) -> None:
         )
     query_check(values.get("query") or "")
     step = values.get("step_seconds")
-    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
+    if not isinstance(step, int) or isinstance(step, bool) or not 0 < step <= MAX_STEP_SECONDS:
         raise ApplicationError(
-            "step_seconds must be a whole number above 0.", status=400, field="step_seconds"
+            f"step_seconds must be a whole number from 1 to {MAX_STEP_SECONDS} (a day).",
+            status=400,
+            field="step_seconds",
         )
     if values.get("unit"):
         try:

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 BINARY = "prometheus"
+DEBIAN_PATH = "/usr/bin/prometheus"
 
 
 def free_port() -> int:
@@ -23,7 +24,7 @@ def free_port() -> int:
 
 
 def prometheus_binary() -> str:
-    path = shutil.which(BINARY) or ("/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None)
+    path = shutil.which(BINARY) or (DEBIAN_PATH if Path(DEBIAN_PATH).exists() else None)
     if path is None:
         message = "the prometheus binary is missing (apt-get install prometheus)"
         if os.environ.get("REQUIRE_SERVICES") == "1":

@@ -70,7 +70,9 @@ def test_a_pull_stores_the_scraped_samples_in_the_definition_unit_and_a_repeat_a
 
     assert first.ok, first.error
     assert first.inserted > 0 and first.inserted == first.received
-    stored = Observation.objects.filter(definition__key="step-time").select_related("workload", "system")
+    pulled = Observation.objects.filter(definition__key="step-time")  # re-queried: never its cache
+    stored = list(pulled.select_related("workload", "system"))
+    assert len(stored) == first.inserted
     values = {(o.workload.key, o.system.key, o.value, o.unit, o.source) for o in stored}
     # 0.25 s and 1.5 s arrive as 250 ms and 1500 ms; the arrival unit is kept beside.
     assert values == {
@@ -86,13 +88,14 @@ def test_a_pull_stores_the_scraped_samples_in_the_definition_unit_and_a_repeat_a
 
     again = pull_source_run(source, since=since, until=until)
     assert again.ok and again.inserted == 0 and again.received == first.received
-    assert stored.count() == first.inserted
+    assert pulled.count() == first.inserted
 
     # The next scheduled pull starts at last_pulled_at: only samples after it are new.
     later = pull_source_run(source)
     assert later.ok
-    assert stored.count() == first.inserted + later.inserted
-    assert stored.filter(observed_at__lt=until - timedelta(seconds=1)).count() <= first.inserted
+    assert pulled.count() == first.inserted + later.inserted
+    # Whatever it added lies after `until`: the step it re-read at last_pulled_at was a no-op.
+    assert pulled.filter(observed_at__lte=until).count() == first.inserted
 
 
 def test_the_command_backfills_one_metric(ref, prometheus, capsys):
@@ -142,3 +145,16 @@ def test_the_metric_page_shows_each_source_and_its_failures(ref, client, viewer)
 
     assert "Prometheus pull" in page and source.base_url in page
     assert "1 failed pull in a row" in page and "did not answer" in page
+
+
+def test_a_missing_prometheus_binary_fails_under_require_services(monkeypatch):
+    from tests.metrics import prometheus_server
+
+    monkeypatch.setattr(prometheus_server, "BINARY", "no-such-prometheus")
+    monkeypatch.setattr(prometheus_server, "DEBIAN_PATH", "/nonexistent/prometheus")
+    monkeypatch.setenv("REQUIRE_SERVICES", "1")
+    with pytest.raises(pytest.fail.Exception, match="REQUIRE_SERVICES=1"):
+        prometheus_server.prometheus_binary()
+    monkeypatch.setenv("REQUIRE_SERVICES", "0")
+    with pytest.raises(pytest.skip.Exception):
+        prometheus_server.prometheus_binary()

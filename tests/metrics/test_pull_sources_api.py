@@ -62,6 +62,7 @@ def test_a_metric_owner_registers_edits_and_removes_a_source(ref, as_user, metri
         ({"query": 'up{job="x"}'}, "query"),
         ({"step_seconds": 0}, "step_seconds"),
         ({"step_seconds": -5}, "step_seconds"),
+        ({"step_seconds": 2**40}, "step_seconds"),
         ({"unit": "bananas"}, "unit"),
         ({"unit": "GB"}, "unit"),  # latency is in seconds: bytes never convert
         ({"workloads": []}, "workloads"),
