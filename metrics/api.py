@@ -44,6 +44,7 @@ WRITE_RULES = {
     "definition_update": WriteRule("edit metric definitions", (METRIC_OWNERS,)),
     "definition_activate": WriteRule("activate metric definitions", (METRIC_OWNERS,)),
     "definition_deprecate": WriteRule("deprecate metric definitions", (METRIC_OWNERS,)),
+    "pull_source_write": WriteRule("manage Prometheus pull sources", (METRIC_OWNERS,)),
     "observations_ingest": WriteRule("push observations", permission="metrics.add_observation"),
 }
 

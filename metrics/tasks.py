@@ -23,3 +23,14 @@ def batch_announce(batch_id: int) -> list[int]:
             workload_ids=batch["workload_ids"],
         )
     return batch["definition_ids"]
+
+
+@shared_task(**queue_options("ingest"))
+def pull_prometheus() -> list[dict]:
+    """Beat: pull every enabled Prometheus source once; each failure is recorded on its source."""
+    from metrics.services.pull import pull_sources_run_enabled
+
+    return [
+        {"source": r.source_id, "ok": r.ok, "inserted": r.inserted, "error": r.error}
+        for r in pull_sources_run_enabled()
+    ]

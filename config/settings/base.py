@@ -269,6 +269,12 @@ OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
 IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
 # Every periodic schedule lives here.
+# Prometheus pull sources (metrics.PullSource): how often beat pulls them, how long one query may take,
+# and how far back a source's first pull reaches (later pulls start where the last one ended).
+PROMETHEUS_PULL_SECONDS = env.int("PROMETHEUS_PULL_SECONDS", default=60)
+PROMETHEUS_PULL_TIMEOUT_SECONDS = env.float("PROMETHEUS_PULL_TIMEOUT_SECONDS", default=10.0)
+PROMETHEUS_PULL_FIRST_LOOKBACK = env.int("PROMETHEUS_PULL_FIRST_LOOKBACK", default=3600)
+
 CELERY_BEAT_SCHEDULE: dict = {
     "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
     "purge-idempotency-records": {
@@ -282,6 +288,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": crontab(minute=7),
     },
     "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
+    "pull-prometheus": {"task": "metrics.tasks.pull_prometheus", "schedule": float(PROMETHEUS_PULL_SECONDS)},
 }
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
