@@ -45,6 +45,7 @@ WRITE_RULES = {
     "definition_activate": WriteRule("activate metric definitions", (METRIC_OWNERS,)),
     "definition_deprecate": WriteRule("deprecate metric definitions", (METRIC_OWNERS,)),
     "observations_ingest": WriteRule("push observations", permission="metrics.add_observation"),
+    "observations_ingest_otlp": WriteRule("push OTLP metrics", permission="metrics.add_observation"),
 }
 
 
@@ -148,6 +149,13 @@ class DefinitionFields(serializers.Serializer):
         "rates, otherwise none; null means none.",
     )
     max_value = serializers.FloatField(required=False, allow_null=True, help_text="Highest value accepted.")
+    otel_name = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The OpenTelemetry metric name POST /otlp/v1/metrics maps to this metric; blank: the key.",
+    )
 
 
 class DefinitionCreate(DefinitionFields):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.audit import transition_record
@@ -31,6 +33,7 @@ EDITABLE_FIELDS = (
     "owner_team",
     "min_value",
     "max_value",
+    "otel_name",
 )
 Status = MetricDefinition.Status
 # Allowed-from table of a definition version. Wording and ownership stay editable in every state (the
@@ -72,6 +75,34 @@ def _validate(definition: MetricDefinition) -> None:
             f"{', '.join(sorted(overlap))} cannot be both included and excluded.",
             status=400,
             field="excludes",
+        )
+    _validate_otel_name(definition)
+
+
+# OpenTelemetry's instrument name syntax: a letter, then letters, digits, _ . / - (at most 255).
+OTEL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./-]{0,254}")
+
+
+def _validate_otel_name(definition: MetricDefinition) -> None:
+    """The OTLP receiver maps a metric name to one metric: no two keys may answer to the same name."""
+    name = definition.otel_name = (definition.otel_name or "").strip()
+    if name and not OTEL_NAME.fullmatch(name):
+        raise ApplicationError(
+            "otel_name must be an OpenTelemetry instrument name: a letter, then letters, digits, _ . / - "
+            "(at most 255 characters).",
+            status=400,
+            field="otel_name",
+        )
+    wanted = definition.otel_metric_name
+    others = MetricDefinition.objects.exclude(key=definition.key).filter(
+        Q(otel_name=wanted) | Q(otel_name="", key=wanted)
+    )
+    clash = others.order_by("key", "-version").first()
+    if clash is not None:
+        raise ApplicationError(
+            f"The OpenTelemetry name '{wanted}' already maps to {clash.ref}; choose another otel_name.",
+            status=400,
+            field="otel_name" if name else "key",
         )
 
 
