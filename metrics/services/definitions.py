@@ -58,7 +58,8 @@ def _require(definition: MetricDefinition, action: str) -> None:
     )
 
 
-def _validate(definition: MetricDefinition) -> None:
+def _validate(definition: MetricDefinition, known_otel_name: str | None = None) -> None:
+    """`known_otel_name`: the name the version it derives from already answers to (checked then)."""
     try:
         unit_dimension(definition.unit)
     except UnitError as exc:
@@ -76,14 +77,14 @@ def _validate(definition: MetricDefinition) -> None:
             status=400,
             field="excludes",
         )
-    _validate_otel_name(definition)
+    _validate_otel_name(definition, known_otel_name)
 
 
 # OpenTelemetry's instrument name syntax: a letter, then letters, digits, _ . / - (at most 255).
 OTEL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./-]{0,254}")
 
 
-def _validate_otel_name(definition: MetricDefinition) -> None:
+def _validate_otel_name(definition: MetricDefinition, known: str | None) -> None:
     """The OTLP receiver maps a metric name to one metric: no two keys may answer to the same name."""
     name = definition.otel_name = (definition.otel_name or "").strip()
     if name and not OTEL_NAME.fullmatch(name):
@@ -94,6 +95,8 @@ def _validate_otel_name(definition: MetricDefinition) -> None:
             field="otel_name",
         )
     wanted = definition.otel_metric_name
+    if wanted == known:
+        return
     others = MetricDefinition.objects.exclude(key=definition.key).filter(
         Q(otel_name=wanted) | Q(otel_name="", key=wanted)
     )
@@ -159,7 +162,7 @@ def definition_version_create(*, actor, key: str, changes: dict[str, Any]) -> Me
     new = MetricDefinition(key=key, version=latest.version + 1, created_by=actor)
     for field in EDITABLE_FIELDS:
         setattr(new, field, changes.get(field, getattr(latest, field)))
-    _validate(new)
+    _validate(new, known_otel_name=latest.otel_metric_name)
     if not definition_changes(latest, new):
         raise ApplicationError(
             f"Nothing differs from {latest.ref}: a new version needs a change.", status=400
@@ -199,7 +202,7 @@ def definition_update(*, actor, definition: MetricDefinition, changes: dict[str,
                 ),
                 errors=[{"field": f, "message": "changes meaning: needs a new version"} for f in touched],
             )
-    _validate(definition)
+    _validate(definition, known_otel_name=before.otel_name or definition.key)
     if definition.status != MetricDefinition.Status.DEPRECATED:
         _refuse_duplicate_boundary(definition)
     definition.save()

@@ -63,3 +63,11 @@ def test_the_register_page_takes_an_otel_name(client, metric_owner, db):
     response = client.post("/metrics/new/", fields, follow=True)
     assert response.redirect_chain[-1][0] == "/metrics/probe@1/"
     assert MetricDefinition.objects.get(key="probe").otel_name == "probe.duration"
+
+
+def test_renaming_onto_a_taken_name_is_refused(owner, db):
+    definition(key="latency", otel_name="http.server.duration")
+    definition(key="step", start_event="x", end_event="y")
+    response = owner.patch(f"{URL}step/versions/1/", {"otel_name": "http.server.duration"}, format="json")
+    assert response.status_code == 400
+    assert MetricDefinition.objects.get(key="step").otel_name == ""
