@@ -283,3 +283,26 @@ def test_the_response_is_json_for_json(ref, token):
     assert response["Content-Type"] == "application/json"
     assert body["partialSuccess"]["rejectedDataPoints"] == "1"
     assert "unknown system 'nope'" in body["partialSuccess"]["errorMessage"]
+
+
+def test_the_last_nanosecond_of_uint64_is_rejected_not_a_crash(ref, token):
+    result = answer(post(export(gauge("latency", 1.0, time_ns=2**64 - 1)), token)).partial_success
+    assert result.rejected_data_points == 1
+    assert "in the future" in result.error_message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"gauge": {"dataPoints": [{"asInt": "1e999"}]}}]}]}]}',
+        b'{"resourceMetrics": [{"resource": {"attributes": [{"key": 1}]}}]}',
+        b"[]",
+        b'"text"',
+        b"\xff\xfe",
+    ],
+)
+def test_odd_json_is_a_400(ref, token, body):
+    response = APIClient().generic(
+        "POST", URL, body, content_type="application/json", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code == 400, response.content
