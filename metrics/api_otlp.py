@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -32,6 +33,21 @@ class TokenOrBearerAuthentication(TokenAuthentication):
         if header[:7].lower() == "bearer ":
             request.META["HTTP_AUTHORIZATION"] = f"{self.keyword} {header[7:].strip()}"
         return super().authenticate(request)
+
+
+class TokenOrBearerScheme(OpenApiAuthenticationExtension):
+    """The schema's name for it; DRF's own token scheme is already called tokenAuth."""
+
+    target_class = TokenOrBearerAuthentication
+    name = "tokenOrBearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "The API token as `Token <key>` or `Bearer <key>`.",
+        }
 
 
 class JsonErrorsOnly(BaseContentNegotiation):
@@ -58,7 +74,10 @@ class ExportMetricsOutput(serializers.Serializer):
     tags=["metrics"],
     summary="Receive OTLP/HTTP metrics",
     request={"application/x-protobuf": OpenApiTypes.BINARY, "application/json": OpenApiTypes.OBJECT},
-    responses={200: ExportMetricsOutput},
+    responses={
+        (200, "application/json"): ExportMetricsOutput,
+        (200, "application/x-protobuf"): OpenApiTypes.BINARY,
+    },
 )
 class OtlpMetricsReceiver(APIView):
     """An ExportMetricsServiceRequest; gauge and sum points are stored as observations, histogram points
