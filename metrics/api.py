@@ -46,6 +46,7 @@ WRITE_RULES = {
     "definition_deprecate": WriteRule("deprecate metric definitions", (METRIC_OWNERS,)),
     "pull_source_write": WriteRule("manage Prometheus pull sources", (METRIC_OWNERS,)),
     "observations_ingest": WriteRule("push observations", permission="metrics.add_observation"),
+    "observations_ingest_otlp": WriteRule("push OTLP metrics", permission="metrics.add_observation"),
 }
 
 
@@ -149,6 +150,13 @@ class DefinitionFields(serializers.Serializer):
         "rates, otherwise none; null means none.",
     )
     max_value = serializers.FloatField(required=False, allow_null=True, help_text="Highest value accepted.")
+    otel_name = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The OpenTelemetry metric name POST /otlp/v1/metrics maps to this metric; blank: the key.",
+    )
 
 
 class DefinitionCreate(DefinitionFields):

@@ -30,6 +30,9 @@ WORKLOADS = [
 TRAINING = ["llm-pretrain-70b", "llm-finetune-8b", "recsys-ranking", "vision-small"]
 SERVING = ["chat-serving"]
 
+# The OpenTelemetry names OTLP pushes use where they differ from the key (README "OTLP metrics").
+OTEL_NAMES = {"step-time": "train.step.duration"}
+
 # key, name, unit, direction, statistic, sampling, start, end, includes, excludes, team,
 # workloads, (legacy mean, rebuilt mean, relative sd)
 DEFINITIONS = [
@@ -249,6 +252,7 @@ def _ensure_reference_data(metric_owner) -> None:
                 # Nothing here is ever negative, and a share never exceeds 100 %.
                 "min_value": 0.0,
                 "max_value": 100.0 if unit == "percent" else None,
+                "otel_name": OTEL_NAMES.get(key, ""),
             },
         )
         services.definition_activate(actor=metric_owner, definition=definition)

@@ -132,6 +132,8 @@ class MetricDefinition(models.Model):
     # Ingest refuses a row outside it; empty means unbounded on that side.
     min_value = models.FloatField(null=True, blank=True)
     max_value = models.FloatField(null=True, blank=True)
+    # The OpenTelemetry metric name the OTLP receiver matches (metrics/otlp.py); blank means the key.
+    otel_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -162,6 +164,10 @@ class MetricDefinition(models.Model):
     @property
     def ref(self) -> str:
         return f"{self.key}@{self.version}"
+
+    @property
+    def otel_metric_name(self) -> str:
+        return self.otel_name or self.key
 
     @property
     def higher_is_better(self) -> bool:

@@ -95,6 +95,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/notifications/{id}/read/"): EVERYONE,
     ("GET", "/api/v1/observations/"): EVERYONE,
     ("POST", "/api/v1/observations/batch/"): frozenset({"ingest_user"}),
+    ("POST", "/otlp/v1/metrics"): frozenset({"ingest_user"}),
     ("POST", "/api/v1/phases/{id}/replan/"): LEAD,
     ("POST", "/api/v1/phases/{id}/actual-dates/"): LEAD,
     ("GET", "/api/v1/programs/"): EVERYONE,
