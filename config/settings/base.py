@@ -268,8 +268,11 @@ OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
 # acts again). A day covers every retry policy a script or CI job uses.
 IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
+# Beat sends core.tasks.heartbeat this often; /healthz calls the background stale after 3 missed beats.
+HEARTBEAT_SECONDS = env.int("HEARTBEAT_SECONDS", default=30)
 # Every periodic schedule lives here.
 CELERY_BEAT_SCHEDULE: dict = {
+    "heartbeat": {"task": "core.tasks.heartbeat", "schedule": float(HEARTBEAT_SECONDS)},
     "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
     "purge-idempotency-records": {
         "task": "core.tasks.idempotency_records_purge",
