@@ -63,3 +63,11 @@ def test_healthz_reports_a_stale_background_without_failing(client, with_broker,
     response = client.get("/healthz")
     assert response.status_code == 200
     assert json.loads(response.content)["background"].startswith("stale")
+
+
+def test_the_home_page_shows_whether_worker_and_beat_are_alive(client, lead, with_broker):
+    Heartbeat.objects.create(name=NAME, at=timezone.now(), worker="celery@box")
+    client.force_login(lead)
+    html = client.get("/").content.decode()
+    assert 'id="background">Background jobs: ok: worker and beat alive' in html
+    assert "run by celery@box" in html
