@@ -23,3 +23,11 @@ def batch_announce(batch_id: int) -> list[int]:
             workload_ids=batch["workload_ids"],
         )
     return batch["definition_ids"]
+
+
+@shared_task
+def feeds_check_stale() -> dict[str, int]:
+    """Periodic: tell owner teams of feeds that went stale (once per spell); see metrics.services.feeds."""
+    from metrics.services.feeds import feeds_check_stale as check
+
+    return check()
