@@ -57,6 +57,18 @@ class Feed:
         return self.stale_after is not None and self.age > self.stale_after
 
 
+def interval_words(interval: timedelta | None) -> str:
+    """'1 h', '1 day', '15 min': how the page and the notices say an expected interval."""
+    if interval is None:
+        return ""
+    seconds = int(interval.total_seconds())
+    for size, unit in ((86400, "day"), (3600, "h"), (60, "min")):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if unit == 'day' and count != 1 else ''}"
+    return f"{seconds} s"
+
+
 def feed_interval(definition: MetricDefinition) -> timedelta | None:
     if definition.expected_interval is not None:
         return definition.expected_interval

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.notifications import notification_send
 from metrics.models import FeedState
-from metrics.selectors.feeds import Feed, feeds_list
+from metrics.selectors.feeds import Feed, feeds_list, interval_words
 
 
 def feeds_check_stale() -> dict[str, int]:
@@ -54,7 +54,7 @@ def _notify_owner_team(feed: Feed) -> None:
         subject=f"No {feed.metric} values from {feed.system} ({feed.source_label}) since "
         f"{feed.last_observed_at:%Y-%m-%d %H:%M} UTC",
         body=f"The {feed.source_label} feed of {feed.metric} for {feed.system} has sent nothing for "
-        f"{_hours(feed)} h; it is expected every {_hours(feed, interval=True)} h and flagged stale after "
+        f"{_hours(feed)} h; it is expected every {interval_words(feed.interval)} and flagged stale after "
         "3 intervals. You get this once until values arrive again.",
         link=reverse("metrics:feeds"),
         payload={"metric": feed.metric, "system": feed.system, "source": feed.source_label},
@@ -62,6 +62,5 @@ def _notify_owner_team(feed: Feed) -> None:
     )
 
 
-def _hours(feed: Feed, *, interval: bool = False) -> str:
-    span = feed.interval if interval else feed.age
-    return f"{span.total_seconds() / 3600:.1f}"
+def _hours(feed: Feed) -> str:
+    return f"{feed.age.total_seconds() / 3600:.1f}"

@@ -116,3 +116,18 @@ def test_feeds_page_runs_a_constant_number_of_queries(client, viewer, feeds):
         for system in ("legacy", "rebuilt"):
             observe(metric, feeds[system], feeds["medium"], age=timedelta(hours=i), source=f"s{i}")
     assert count() == small
+
+
+@pytest.mark.parametrize(
+    ("interval", "words"),
+    [
+        (timedelta(hours=1), "1 h"),
+        (timedelta(days=2), "2 days"),
+        (timedelta(minutes=15), "15 min"),
+        (None, ""),
+    ],
+)
+def test_intervals_read_as_words(interval, words):
+    from metrics.selectors.feeds import interval_words
+
+    assert interval_words(interval) == words
