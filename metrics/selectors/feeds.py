@@ -49,6 +49,16 @@ class Feed:
         return timezone.now() - self.last_observed_at
 
     @property
+    def age_words(self) -> str:
+        """Short enough for a phone's table cell: '12 min', '4 h', '60 days'."""
+        minutes = max(int(self.age.total_seconds() // 60), 0)
+        if minutes < 60:
+            return f"{minutes} min"
+        if minutes < 48 * 60:
+            return f"{minutes // 60} h"
+        return f"{minutes // (24 * 60)} days"
+
+    @property
     def stale_after(self) -> timedelta | None:
         return None if self.interval is None else self.interval * STALE_AFTER_INTERVALS
 

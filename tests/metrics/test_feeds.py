@@ -131,3 +131,10 @@ def test_intervals_read_as_words(interval, words):
     from metrics.selectors.feeds import interval_words
 
     assert interval_words(interval) == words
+
+
+def test_ages_read_short(feeds):
+    ages = {(f.metric, f.system, f.source_label): f.age_words for f in feeds_list()}
+    assert ages["latency@1", "rebuilt", "batch"] == "20 min"
+    assert ages["latency@1", "legacy", "batch"] == "5 h"
+    assert ages["eval-score@1", "rebuilt", "batch"] == "60 days"

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from metrics.models import MetricDefinition, Observation, System, Workload
 from metrics.selectors.feeds import feeds_list
-from tests.browser import screenshot, sign_in
+from tests.browser import SCREENSHOTS, screenshot, sign_in
 from tests.core.test_security_headers import _watch_for_csp_violations
 
 
@@ -44,6 +44,7 @@ def test_feeds_page_shows_fresh_and_stale_feeds(browser, live_server, demo, widt
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0
         screenshot(page, f"feeds-{width}")
+        page.screenshot(path=str(SCREENSHOTS / f"feeds-{width}-top.png"))  # the first screen, legible
         assert problems == []
     finally:
         context.close()
