@@ -44,7 +44,14 @@ def _shown(value) -> str:
 def definition_changes(older: MetricDefinition, newer: MetricDefinition) -> list[str]:
     """Human-readable list of what differs between two versions (meaning fields first)."""
     changes = []
-    for field in (*MetricDefinition.MEANING_FIELDS, "statistic", "name", "description", "owner_team"):
+    for field in (
+        *MetricDefinition.MEANING_FIELDS,
+        "statistic",
+        "name",
+        "description",
+        "owner_team",
+        "expected_interval",
+    ):
         before, after = getattr(older, field), getattr(newer, field)
         if before != after:
             if isinstance(before, list):

@@ -31,6 +31,7 @@ EDITABLE_FIELDS = (
     "owner_team",
     "min_value",
     "max_value",
+    "expected_interval",  # how often values should arrive: the feeds page judges staleness by it
 )
 Status = MetricDefinition.Status
 # Allowed-from table of a definition version. Wording and ownership stay editable in every state (the

@@ -138,3 +138,18 @@ def test_ages_read_short(feeds):
     assert ages["latency@1", "rebuilt", "batch"] == "20 min"
     assert ages["latency@1", "legacy", "batch"] == "5 h"
     assert ages["eval-score@1", "rebuilt", "batch"] == "60 days"
+
+
+def test_a_metric_owner_sets_the_expected_interval_through_the_api_and_it_is_audited(
+    as_user, metric_owner, feeds
+):
+    response = as_user(metric_owner).patch(
+        "/api/v1/definitions/latency/versions/1/", {"expected_interval": "00:10:00"}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    feeds["latency"].refresh_from_db()
+    assert feeds["latency"].expected_interval == timedelta(minutes=10)
+    from core.models import Transition
+
+    edit = Transition.objects.get(action="edited")
+    assert edit.data["changes"] == ["expected interval: — → 0:10:00"]
