@@ -12,7 +12,6 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.authtoken.models import Token
 
-from core.telemetry.instruments import TASK_EVENTS
 from program.models import Gate
 from tests.conftest import wait_for
 from tests.freeze.factories import freeze_setup
@@ -32,6 +31,14 @@ def scrape(url: str, **headers) -> dict[tuple[str, tuple], float]:
 
 def value(samples, name: str, **labels) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def task_ran(url: str, before, task: str, outcome: str) -> bool:
+    """Wait until a scrape counts one more run of `task` with `outcome` than `before` did."""
+    baseline = value(before, "rebuild_celery_tasks_total", task=task, outcome=outcome)
+    return wait_for(
+        lambda: value(scrape(url), "rebuild_celery_tasks_total", task=task, outcome=outcome) > baseline
+    )
 
 
 def rows(count: int, **overrides) -> list[dict]:
@@ -76,24 +83,8 @@ def test_scrape_shows_requests_ingest_gates_freeze_checks_tasks_and_feed_ages(
         assert check.status_code == 200, check.text
     # The accepted batch is announced by a real worker (metrics.tasks.batch_announce) after commit,
     # which queues a re-evaluation of the gates judging step-time (program.tasks.evaluate_gate).
-    evaluated_by_worker = TASK_EVENTS.labels(task="program.tasks.evaluate_gate", outcome="success")
-    assert wait_for(
-        lambda: (
-            evaluated_by_worker._value.get()
-            > value(
-                before, "rebuild_celery_tasks_total", task="program.tasks.evaluate_gate", outcome="success"
-            )
-        )
-    )
-    announced = TASK_EVENTS.labels(task="metrics.tasks.batch_announce", outcome="success")
-    assert wait_for(
-        lambda: (
-            announced._value.get()
-            > value(
-                before, "rebuild_celery_tasks_total", task="metrics.tasks.batch_announce", outcome="success"
-            )
-        )
-    )
+    assert task_ran(base, before, "metrics.tasks.batch_announce", "success")
+    assert task_ran(base, before, "program.tasks.evaluate_gate", "success")
 
     after = scrape(base)
 
@@ -140,12 +131,7 @@ def test_a_real_worker_counts_task_retries_and_failures(celery_worker_real, live
     name = flaky.name
     before = scrape(live_server.url)
     flaky.delay()
-    failures = TASK_EVENTS.labels(task=name, outcome="failure")
-    assert wait_for(
-        lambda: (
-            failures._value.get() > value(before, "rebuild_celery_tasks_total", task=name, outcome="failure")
-        )
-    )
+    assert task_ran(live_server.url, before, name, "failure")
     after = scrape(live_server.url)
     for outcome in ("retry", "failure"):
         assert (
