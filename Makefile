@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint lock schemathesis demo worker beat db-url clean-data
+.PHONY: run stop test lint lock schemathesis demo worker beat db-url clean-data
 
 # Installs exactly what requirements-dev.lock pins (hash-checked), then the app itself without resolving again.
 $(STAMP): pyproject.toml requirements.lock requirements-dev.lock
@@ -36,13 +36,16 @@ define with_db
 endef
 
 # The demo runs as a product would: styled error pages, no debug pages (DJANGO_DEBUG=1 make run brings them back).
+# The real topology: web, a Celery worker and Celery beat under honcho (Procfile), on an embedded Redis under
+# .data/redis unless CELERY_BROKER_URL is set, after migrate, collectstatic and load_demo
+# (scripts/run_topology.py). Ctrl-C stops them all; the embedded PostgreSQL keeps running until `make stop`.
 run: $(STAMP)
 	@$(with_db) export DJANGO_DEBUG="$${DJANGO_DEBUG:-false}"; \
-	$(BIN)/python manage.py migrate --no-input && \
-	$(BIN)/python manage.py collectstatic --no-input -v0 && \
-	$(BIN)/python manage.py load_demo && \
-	echo "Rebuild Tracker is running at http://127.0.0.1:8000/" && \
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	exec $(BIN)/python scripts/run_topology.py
+
+# Stops the embedded PostgreSQL that `make run` and `make test` leave running (everything else stops on Ctrl-C).
+stop: $(STAMP)
+	@$(BIN)/python scripts/embedded_db.py --stop
 
 test: $(STAMP)
 	@$(with_db) $(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,12 +1,14 @@
 from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from core import views as core_views
 from core.api.auth import MeView, TokenObtainView
 from core.telemetry.views import metrics_scrape
+from metrics.api_otlp import OtlpMetricsReceiver
 
 api_v1 = [
     path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
@@ -21,6 +23,9 @@ urlpatterns = [
     path("", include("core.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    # OTLP/HTTP's metrics path under /otlp: an exporter given the base URL <site>/otlp appends v1/metrics.
+    # An API view: an exporter without a token gets 401, not the login page's redirect.
+    path("otlp/v1/metrics", login_not_required(OtlpMetricsReceiver.as_view()), name="otlp-metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI: its start-up script is served as a file (the split view); its page keeps one inline <style>.
     path(

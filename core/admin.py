@@ -4,7 +4,14 @@ from django.contrib import admin
 from django.db import models
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
-from core.models import Delivery, Notification, NotificationReceipt, Transition, WebhookEndpoint
+from core.models import (
+    Delivery,
+    Heartbeat,
+    Notification,
+    NotificationReceipt,
+    Transition,
+    WebhookEndpoint,
+)
 
 
 @admin.register(Transition)
@@ -16,6 +23,13 @@ class TransitionAdmin(ReadOnlyAdmin):
     search_fields = ("action", "reason", "actor__username")
     list_select_related = ("content_type", "actor")
     date_hierarchy = "at"
+
+
+@admin.register(Heartbeat)
+class HeartbeatAdmin(ReadOnlyAdmin):
+    """Written only by the heartbeat task a worker runs for beat (core.heartbeat); shown to see both live."""
+
+    list_display = ("name", "at", "worker")
 
 
 @admin.register(WebhookEndpoint)

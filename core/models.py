@@ -184,3 +184,15 @@ class OutboxMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task}{tuple(self.args)}"
+
+
+class Heartbeat(models.Model):
+    """The last time a periodic task sent by beat was run by a worker (core.heartbeat): the proof, visible
+    on /healthz and in the admin, that both background processes are alive."""
+
+    name = models.CharField(max_length=100, primary_key=True)
+    at = models.DateTimeField()
+    worker = models.CharField(max_length=200, blank=True, help_text="Hostname of the worker that ran it.")
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"

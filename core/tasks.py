@@ -3,6 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from core.heartbeat import heartbeat_record
 from core.idempotency import idempotency_records_purge as purge
 from core.notifications import DeliveryBusy, DeliveryFailed, delivery_attempt
 from core.outbox import outbox_sweep as sweep
@@ -35,3 +36,10 @@ def outbox_sweep() -> int:
 @shared_task(**queue_options("celery"))
 def idempotency_records_purge() -> int:
     return purge()
+
+
+@shared_task(bind=True, ignore_result=True, expires=60)
+def heartbeat(self) -> None:
+    """Sent by beat every HEARTBEAT_SECONDS; the row it writes shows on /healthz that both processes live.
+    Not an outbox task: a lost beat is replaced by the next one, there is nothing to retry."""
+    heartbeat_record(worker=self.request.hostname or "")

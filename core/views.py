@@ -12,13 +12,15 @@ from django.views.decorators.http import require_GET
 from kombu import Connection
 
 from core.api.errors import api_not_found, api_server_error, error_body
+from core.heartbeat import heartbeat_status
 
 
 @login_not_required
 @never_cache
 @require_GET
 def healthz(request):
-    """Liveness for load balancers: the database always, the broker when one is configured."""
+    """Liveness for load balancers: the database always, the broker when one is configured. The
+    worker and beat heartbeat is reported but never fails the check (core.heartbeat)."""
     checks: dict[str, str] = {}
     healthy = True
     try:
@@ -38,6 +40,8 @@ def healthz(request):
             healthy = False
     else:
         checks["broker"] = "not configured (tasks run in-process)"
+    if checks["database"] == "ok":
+        checks["background"] = heartbeat_status()
     return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
 
 

@@ -46,7 +46,9 @@ WRITE_RULES = {
     "definition_update": WriteRule("edit metric definitions", (METRIC_OWNERS,)),
     "definition_activate": WriteRule("activate metric definitions", (METRIC_OWNERS,)),
     "definition_deprecate": WriteRule("deprecate metric definitions", (METRIC_OWNERS,)),
+    "pull_source_write": WriteRule("manage Prometheus pull sources", (METRIC_OWNERS,)),
     "observations_ingest": WriteRule("push observations", permission="metrics.add_observation"),
+    "observations_ingest_otlp": WriteRule("push OTLP metrics", permission="metrics.add_observation"),
 }
 
 
@@ -156,6 +158,13 @@ class DefinitionFields(serializers.Serializer):
         min_value=timedelta(minutes=1),
         help_text="How often values arrive ('HH:MM:SS' or 'D HH:MM:SS'); a feed is stale after 3×. "
         "Null: by sampling (1 h per request/interval, 1 day per step, never per run).",
+    )
+    otel_name = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The OpenTelemetry metric name POST /otlp/v1/metrics maps to this metric; blank: the key.",
     )
 
 

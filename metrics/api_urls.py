@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from metrics import api
+from metrics import api, api_sources
 
 router = SimpleRouter()
 router.register("systems", api.SystemViewSet, basename="system")
@@ -17,5 +17,7 @@ urlpatterns = [
     path("definitions/<slug:key>/versions/<int:version>/deprecate/", api.DefinitionDeprecate.as_view()),
     path("observations/", api.ObservationList.as_view(), name="observation-list"),
     path("observations/batch/", api.ObservationBatch.as_view(), name="observation-batch"),
+    path("pull-sources/", api_sources.PullSourceList.as_view(), name="pull-source-list"),
+    path("pull-sources/<int:id>/", api_sources.PullSourceDetail.as_view(), name="pull-source-detail"),
     path("comparisons/", api.ComparisonView.as_view(), name="comparison"),
 ]

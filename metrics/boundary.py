@@ -51,6 +51,7 @@ def definition_changes(older: MetricDefinition, newer: MetricDefinition) -> list
         "description",
         "owner_team",
         "expected_interval",
+        "otel_name",
     ):
         before, after = getattr(older, field), getattr(newer, field)
         if before != after:

@@ -13,7 +13,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from metrics import services
-from metrics.models import MetricDefinition, Observation, System, Workload
+from metrics.models import MetricDefinition, Observation, PullSource, System, Workload
+from metrics.services.pull_sources import pull_source_create
 
 SYSTEMS = [
     ("legacy", "Legacy stack", "The current production training and serving stack."),
@@ -28,6 +29,9 @@ WORKLOADS = [
 ]
 TRAINING = ["llm-pretrain-70b", "llm-finetune-8b", "recsys-ranking", "vision-small"]
 SERVING = ["chat-serving"]
+
+# The OpenTelemetry names OTLP pushes use where they differ from the key (README "OTLP metrics").
+OTEL_NAMES = {"step-time": "train.step.duration"}
 
 # key, name, unit, direction, statistic, sampling, start, end, includes, excludes, team,
 # workloads, (legacy mean, rebuilt mean, relative sd)
@@ -248,11 +252,13 @@ def _ensure_reference_data(metric_owner) -> None:
                 # Nothing here is ever negative, and a share never exceeds 100 %.
                 "min_value": 0.0,
                 "max_value": 100.0 if unit == "percent" else None,
+                "otel_name": OTEL_NAMES.get(key, ""),
             },
         )
         services.definition_activate(actor=metric_owner, definition=definition)
     _ensure_version_history(metric_owner)
     _ensure_shadow_version(metric_owner)
+    _ensure_pull_source(metric_owner)
 
 
 def _ensure_version_history(metric_owner) -> None:
@@ -274,6 +280,28 @@ def _ensure_shadow_version(metric_owner) -> None:
         actor=metric_owner,
         key="step-time",
         changes={"excludes": ["data_loading", "checkpointing", "warmup", "compilation"]},
+    )
+
+
+def _ensure_pull_source(metric_owner) -> None:
+    """A Prometheus pull source for step-time on `rebuilt`, disabled: no Prometheus runs in the demo.
+    Point it at yours (PATCH base_url, enabled) and beat pulls it every PROMETHEUS_PULL_SECONDS."""
+    if PullSource.objects.exists():
+        return
+    pull_source_create(
+        actor=metric_owner,
+        data={
+            "definition": MetricDefinition.objects.get(
+                key="step-time", status=MetricDefinition.Status.ACTIVE
+            ),
+            "system": System.objects.get(key="rebuilt"),
+            "base_url": "http://127.0.0.1:9090",
+            "query": 'avg(train_step_seconds{{workload="{workload}", system="{system}"}})',
+            "unit": "s",
+            "step_seconds": 60,
+            "workloads": ["llm-finetune-8b"],
+            "enabled": False,
+        },
     )
 
 

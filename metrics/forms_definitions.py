@@ -26,6 +26,7 @@ FIELD_ORDER = (
     "owner_team",
     "min_value",
     "max_value",
+    "otel_name",
 )
 
 
@@ -55,6 +56,12 @@ class DefinitionFieldsForm(forms.Form):
         required=False, help_text="Lowest value ingest accepts, in the unit; blank: none."
     )
     max_value = forms.FloatField(required=False, help_text="Highest value ingest accepts; blank: none.")
+    otel_name = forms.CharField(
+        max_length=255,
+        required=False,
+        label="OpenTelemetry name",
+        help_text="The metric name OTLP pushes use for this metric; blank: the key.",
+    )
 
     def clean_unit(self) -> str:
         unit = self.cleaned_data["unit"].strip()

@@ -135,6 +135,8 @@ class MetricDefinition(models.Model):
     # How often values are expected to arrive; a feed is stale after 3× this (metrics.selectors.feeds).
     # Empty: a default by sampling (none for per_run, which arrives whenever a benchmark is run).
     expected_interval = models.DurationField(null=True, blank=True)
+    # The OpenTelemetry metric name the OTLP receiver matches (metrics/otlp.py); blank means the key.
+    otel_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -165,6 +167,10 @@ class MetricDefinition(models.Model):
     @property
     def ref(self) -> str:
         return f"{self.key}@{self.version}"
+
+    @property
+    def otel_metric_name(self) -> str:
+        return self.otel_name or self.key
 
     @property
     def higher_is_better(self) -> bool:
@@ -253,3 +259,39 @@ class FeedState(models.Model):
         return (
             f"{self.definition_id}/{self.system_id}/{self.source or 'batch'} stale since {self.stale_since}"
         )
+
+
+class PullSource(models.Model):
+    """Where a metric's numbers for one system already live in Prometheus; a beat task pulls them.
+
+    `query` is PromQL with `{workload}` and `{system}` placeholders, run once per workload through
+    `query_range` every `step_seconds`. Each series becomes observations through the batch ingest
+    service, so a repeated pull is a no-op by the natural key. The last_* fields show failures."""
+
+    definition = models.ForeignKey(MetricDefinition, on_delete=models.CASCADE, related_name="pull_sources")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="pull_sources")
+    base_url = models.URLField(max_length=300)
+    query = models.TextField()
+    # The unit the query's values are in (converted to the definition's unit); blank = the definition's.
+    unit = models.CharField(max_length=40, blank=True)
+    step_seconds = models.PositiveIntegerField(default=60)
+    workloads = models.ManyToManyField(Workload, related_name="pull_sources")
+    enabled = models.BooleanField(default=True)
+    last_pulled_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["definition", "system"], name="pullsource_definition_system_unique"
+            ),
+            models.CheckConstraint(condition=Q(step_seconds__gte=1), name="pullsource_step_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.definition.key} on {self.system.key} from {self.base_url}"

@@ -31,3 +31,14 @@ def feeds_check_stale() -> dict[str, int]:
     from metrics.services.feeds import feeds_check_stale as check
 
     return check()
+
+
+@shared_task(**queue_options("ingest"))
+def pull_prometheus() -> list[dict]:
+    """Beat: pull every enabled Prometheus source once; each failure is recorded on its source."""
+    from metrics.services.pull import pull_sources_run_enabled
+
+    return [
+        {"source": r.source_id, "ok": r.ok, "inserted": r.inserted, "error": r.error}
+        for r in pull_sources_run_enabled()
+    ]

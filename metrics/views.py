@@ -13,7 +13,7 @@ from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.forms import ComparisonForm, RegistryFilterForm
-from metrics.models import MetricDefinition, System
+from metrics.models import MetricDefinition, PullSource, System
 from metrics.wording import METHODS, comparison_sentence
 
 
@@ -67,6 +67,10 @@ def metric_detail(request, key: str):
             "charts": charts,
             "systems": System.objects.all(),
             "versions": versions,
+            # Prometheus pull sources of this metric (any version: rows are pulled by key).
+            "pull_sources": PullSource.objects.filter(definition__key=definition.key)
+            .select_related("system")
+            .order_by("system__key"),
             "can_manage": has_role(request.user, METRIC_OWNERS),
             "compare_metric": definition.key if definition.status == "active" else definition.ref,
         },

@@ -270,8 +270,17 @@ OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
 # acts again). A day covers every retry policy a script or CI job uses.
 IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
+# Beat sends core.tasks.heartbeat this often; /healthz calls the background stale after 3 missed beats.
+HEARTBEAT_SECONDS = env.int("HEARTBEAT_SECONDS", default=30)
 # Every periodic schedule lives here.
+# Prometheus pull sources (metrics.PullSource): how often beat pulls them, how long one query may take,
+# and how far back a source's first pull reaches (later pulls start where the last one ended).
+PROMETHEUS_PULL_SECONDS = env.int("PROMETHEUS_PULL_SECONDS", default=60)
+PROMETHEUS_PULL_TIMEOUT_SECONDS = env.float("PROMETHEUS_PULL_TIMEOUT_SECONDS", default=10.0)
+PROMETHEUS_PULL_FIRST_LOOKBACK = env.int("PROMETHEUS_PULL_FIRST_LOOKBACK", default=3600)
+
 CELERY_BEAT_SCHEDULE: dict = {
+    "heartbeat": {"task": "core.tasks.heartbeat", "schedule": float(HEARTBEAT_SECONDS)},
     "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
     "purge-idempotency-records": {
         "task": "core.tasks.idempotency_records_purge",
@@ -285,6 +294,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     },
     "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
     "feeds-check-stale": {"task": "metrics.tasks.feeds_check_stale", "schedule": crontab(minute="*/10")},
+    "pull-prometheus": {"task": "metrics.tasks.pull_prometheus", "schedule": float(PROMETHEUS_PULL_SECONDS)},
 }
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send

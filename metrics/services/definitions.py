@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.audit import transition_record
@@ -32,6 +34,7 @@ EDITABLE_FIELDS = (
     "min_value",
     "max_value",
     "expected_interval",  # how often values should arrive: the feeds page judges staleness by it
+    "otel_name",
 )
 Status = MetricDefinition.Status
 # Allowed-from table of a definition version. Wording and ownership stay editable in every state (the
@@ -56,7 +59,8 @@ def _require(definition: MetricDefinition, action: str) -> None:
     )
 
 
-def _validate(definition: MetricDefinition) -> None:
+def _validate(definition: MetricDefinition, known_otel_name: str | None = None) -> None:
+    """`known_otel_name`: the name the version it derives from already answers to (checked then)."""
     try:
         unit_dimension(definition.unit)
     except UnitError as exc:
@@ -73,6 +77,36 @@ def _validate(definition: MetricDefinition) -> None:
             f"{', '.join(sorted(overlap))} cannot be both included and excluded.",
             status=400,
             field="excludes",
+        )
+    _validate_otel_name(definition, known_otel_name)
+
+
+# OpenTelemetry's instrument name syntax: a letter, then letters, digits, _ . / - (at most 255).
+OTEL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./-]{0,254}")
+
+
+def _validate_otel_name(definition: MetricDefinition, known: str | None) -> None:
+    """The OTLP receiver maps a metric name to one metric: no two keys may answer to the same name."""
+    name = definition.otel_name = (definition.otel_name or "").strip()
+    if name and not OTEL_NAME.fullmatch(name):
+        raise ApplicationError(
+            "otel_name must be an OpenTelemetry instrument name: a letter, then letters, digits, _ . / - "
+            "(at most 255 characters).",
+            status=400,
+            field="otel_name",
+        )
+    wanted = definition.otel_metric_name
+    if wanted == known:
+        return
+    others = MetricDefinition.objects.exclude(key=definition.key).filter(
+        Q(otel_name=wanted) | Q(otel_name="", key=wanted)
+    )
+    clash = others.order_by("key", "-version").first()
+    if clash is not None:
+        raise ApplicationError(
+            f"The OpenTelemetry name '{wanted}' already maps to {clash.ref}; choose another otel_name.",
+            status=400,
+            field="otel_name" if name else "key",
         )
 
 
@@ -129,7 +163,7 @@ def definition_version_create(*, actor, key: str, changes: dict[str, Any]) -> Me
     new = MetricDefinition(key=key, version=latest.version + 1, created_by=actor)
     for field in EDITABLE_FIELDS:
         setattr(new, field, changes.get(field, getattr(latest, field)))
-    _validate(new)
+    _validate(new, known_otel_name=latest.otel_metric_name)
     if not definition_changes(latest, new):
         raise ApplicationError(
             f"Nothing differs from {latest.ref}: a new version needs a change.", status=400
@@ -169,7 +203,7 @@ def definition_update(*, actor, definition: MetricDefinition, changes: dict[str,
                 ),
                 errors=[{"field": f, "message": "changes meaning: needs a new version"} for f in touched],
             )
-    _validate(definition)
+    _validate(definition, known_otel_name=before.otel_name or definition.key)
     if definition.status != MetricDefinition.Status.DEPRECATED:
         _refuse_duplicate_boundary(definition)
     definition.save()

@@ -22,7 +22,7 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from core.admin_base import ServiceSaveAdmin
-from core.models import WebhookEndpoint
+from core.models import Heartbeat, WebhookEndpoint
 from core.roles import PROGRAM_LEADS
 
 # Models with no rules and no service, edited as Django's own admin does.
@@ -89,6 +89,7 @@ def _forced_post_data(obj) -> dict:
 def _demo_superuser() -> User:
     call_command("load_demo", stdout=io.StringIO())
     WebhookEndpoint.objects.create(name="chat", url="https://chat.example.com/hook", secret="whsec_eA==")
+    Heartbeat.objects.create(name="background", at=timezone.now(), worker="celery@box")
     from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
     login = {"user_agent": "ua", "ip_address": "10.0.0.1", "username": "x", "http_accept": "*/*"}

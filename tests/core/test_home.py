@@ -128,12 +128,12 @@ def grow(ref, lead, engineer, size: int) -> None:
 
 # The approval queue is one query for its candidates (with authors and verdicts) and one for the list,
 # derived from exception_allowed_actions (issue 12); nobody awaited (the engineer) skips the second.
-@pytest.mark.parametrize("who, expected", [("lead", 10), ("engineer", 8)])
+@pytest.mark.parametrize("who, expected", [("lead", 11), ("engineer", 9)])
 def test_home_runs_the_same_queries_for_few_and_many_items(
     client, request, django_assert_num_queries, lead, engineer, ref, who, expected
 ):
-    """session, user, groups, unread count, and one per section; no gate query for whoever decides
-    no gates."""
+    """session, user, groups, unread count, one per section and the background heartbeat; no gate query
+    for whoever decides no gates."""
     client.force_login(request.getfixturevalue(who))
     grow(ref, lead, engineer, 1)
     client.get("/")  # warm process-wide caches

