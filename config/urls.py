@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from core import views as core_views
 from core.api.auth import MeView, TokenObtainView
+from core.telemetry.views import metrics_scrape
 from metrics.api_otlp import OtlpMetricsReceiver
 
 api_v1 = [
@@ -32,6 +33,8 @@ urlpatterns = [
         csp_update({"style-src": [UNSAFE_INLINE]})(SpectacularSwaggerSplitView.as_view(url_name="schema")),
         name="api-docs",
     ),
+    # The tracker's own metrics for Prometheus; exactly "/metrics", beside the registry's "/metrics/".
+    path("metrics", metrics_scrape, name="prometheus-metrics"),
     path("metrics/", include("metrics.urls")),
     path("programs/", include("program.urls")),
     path("freeze/", include("freeze.urls")),

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import ApplicationError
+from core.telemetry.instruments import FREEZE_CHECKS
 from freeze import selectors
 from freeze.models import Component, FreezeOverride
 
@@ -124,4 +125,5 @@ class FreezeCheckView(APIView):
                 f"Unknown component '{query.validated_data['component']}'.", status=404, field="component"
             )
         check = selectors.freeze_check(component, query.validated_data.get("at"), program)
+        FREEZE_CHECKS.labels(decision=check.decision).inc()
         return Response(CheckOutput(check_as_dict(check)).data)

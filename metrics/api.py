@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import django_filters
 from django.conf import settings
 from django.shortcuts import get_object_or_404
@@ -150,6 +152,13 @@ class DefinitionFields(serializers.Serializer):
         "rates, otherwise none; null means none.",
     )
     max_value = serializers.FloatField(required=False, allow_null=True, help_text="Highest value accepted.")
+    expected_interval = serializers.DurationField(
+        required=False,
+        allow_null=True,
+        min_value=timedelta(minutes=1),
+        help_text="How often values arrive ('HH:MM:SS' or 'D HH:MM:SS'); a feed is stale after 3×. "
+        "Null: by sampling (1 h per request/interval, 1 day per step, never per run).",
+    )
     otel_name = serializers.CharField(
         max_length=255,
         required=False,

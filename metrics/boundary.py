@@ -50,6 +50,7 @@ def definition_changes(older: MetricDefinition, newer: MetricDefinition) -> list
         "name",
         "description",
         "owner_team",
+        "expected_interval",
         "otel_name",
     ):
         before, after = getattr(older, field), getattr(newer, field)

@@ -132,6 +132,9 @@ class MetricDefinition(models.Model):
     # Ingest refuses a row outside it; empty means unbounded on that side.
     min_value = models.FloatField(null=True, blank=True)
     max_value = models.FloatField(null=True, blank=True)
+    # How often values are expected to arrive; a feed is stale after 3× this (metrics.selectors.feeds).
+    # Empty: a default by sampling (none for per_run, which arrives whenever a benchmark is run).
+    expected_interval = models.DurationField(null=True, blank=True)
     # The OpenTelemetry metric name the OTLP receiver matches (metrics/otlp.py); blank means the key.
     otel_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
@@ -235,6 +238,27 @@ class Observation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.definition_id}:{self.value}"
+
+
+class FeedState(models.Model):
+    """An open stale spell of one feed (definition × system × source): the row exists while the feed
+    is stale, so its owner team is told once per spell; it is deleted when values arrive again."""
+
+    definition = models.ForeignKey(MetricDefinition, on_delete=models.CASCADE, related_name="+")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    source = models.CharField(max_length=100, blank=True)
+    stale_since = models.DateTimeField(help_text="When the stale check first found it stale.")
+    last_observed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["definition", "system", "source"], name="feedstate_one_per_feed")
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.definition_id}/{self.system_id}/{self.source or 'batch'} stale since {self.stale_since}"
+        )
 
 
 class PullSource(models.Model):

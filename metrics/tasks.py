@@ -25,6 +25,14 @@ def batch_announce(batch_id: int) -> list[int]:
     return batch["definition_ids"]
 
 
+@shared_task
+def feeds_check_stale() -> dict[str, int]:
+    """Periodic: tell owner teams of feeds that went stale (once per spell); see metrics.services.feeds."""
+    from metrics.services.feeds import feeds_check_stale as check
+
+    return check()
+
+
 @shared_task(**queue_options("ingest"))
 def pull_prometheus() -> list[dict]:
     """Beat: pull every enabled Prometheus source once; each failure is recorded on its source."""

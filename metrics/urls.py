@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from metrics import views, views_definitions
+from metrics import views, views_definitions, views_feeds
 
 
 class MetricRefConverter:
@@ -22,6 +22,7 @@ app_name = "metrics"
 urlpatterns = [
     path("", views.registry, name="registry"),
     path("compare/", views.comparison_page, name="compare"),
+    path("feeds/", views_feeds.feeds_page, name="feeds"),
     path("new/", views_definitions.definition_register_page, name="register"),
     path("<slug:key>/versions/new/", views_definitions.version_new_page, name="version-new"),
     path(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -76,6 +77,13 @@ def main() -> None:
 
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.update(RUN_DATA_DIR=str(options.data_dir), WEB_PORT=str(options.port), PYTHONUNBUFFERED="1")
+    if not env.get("PROMETHEUS_MULTIPROC_DIR"):
+        # /metrics sums what web and worker count (prometheus_client multi-process mode); a previous
+        # run's files would be summed too, so each run starts with an empty directory.
+        metrics_dir = options.data_dir / "prometheus"
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+        metrics_dir.mkdir(parents=True)
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
     redis_process = None
     if not env.get("CELERY_BROKER_URL"):
         redis_process, redis_url = redis_start(options.data_dir)

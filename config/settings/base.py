@@ -44,6 +44,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so the latency it records covers every other middleware.
+    "core.telemetry.middleware.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -291,8 +293,13 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": crontab(minute=7),
     },
     "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
+    "feeds-check-stale": {"task": "metrics.tasks.feeds_check_stale", "schedule": crontab(minute="*/10")},
     "pull-prometheus": {"task": "metrics.tasks.pull_prometheus", "schedule": float(PROMETHEUS_PULL_SECONDS)},
 }
+
+# /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
+# `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="rebuild-tracker@localhost")

@@ -33,6 +33,7 @@ EDITABLE_FIELDS = (
     "owner_team",
     "min_value",
     "max_value",
+    "expected_interval",  # how often values should arrive: the feeds page judges staleness by it
     "otel_name",
 )
 Status = MetricDefinition.Status

@@ -14,6 +14,7 @@ from django.db import transaction
 from core import idempotency
 from core.errors import ApplicationError
 from core.outbox import outbox_add
+from core.telemetry.instruments import INGEST_ROWS
 from metrics.ingest_formats import ObservationIn, as_dict
 from metrics.models import IngestBatch
 from metrics.services.ingest_copy import rows_write
@@ -81,6 +82,7 @@ def observations_ingest(
     if valid is None:
         valid, errors = check_rows([as_dict(row) for row in rows], lookups)
     if errors:
+        INGEST_ROWS.labels(outcome="rejected").inc(len({e["index"] for e in errors}))
         raise ApplicationError(
             MSG_INVALID.format(count=len({e["index"] for e in errors}), total=len(rows)),
             status=422,
@@ -103,6 +105,7 @@ def observations_ingest(
                 status_code=201,
                 body=result.as_dict(),
             )
+    INGEST_ROWS.labels(outcome="accepted").inc(result.received)
     return result
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.errors import ApplicationError
+from core.telemetry.instruments import INGEST_ROWS
 from metrics.otlp import Point, Rejected
 from metrics.services.ingest import IngestResult, observations_ingest
 
@@ -37,6 +38,8 @@ def observations_ingest_otlp(
 ) -> OtlpResult:
     """Store the points that pass the ingest rules; `rejected` are those that could not become rows."""
     rejected = list(rejected)
+    # Points refused before they became rows; the rows' own verdicts are counted by observations_ingest.
+    INGEST_ROWS.labels(outcome="rejected").inc(len(rejected))
     rows = [point.row for point in points]
     if not rows:
         return OtlpResult(accepted=0, rejected=rejected)

@@ -18,6 +18,7 @@ from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.outbox import outbox_add
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
+from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
 from program.evaluation import criterion_judge
@@ -95,6 +96,7 @@ def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     return hashlib.sha256(orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
+@GATE_EVALUATION.time()
 def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
     """Evaluate every criterion; store one result each. The same inputs twice reuse the last row,
     checked before any comparison runs.

@@ -24,7 +24,8 @@ from program.models import Criterion, Gate, Phase
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 ROLES = ("anonymous", "viewer", "engineer", "metric_owner", "component_owner", "ingest", "lead")
-SKIPPED_PREFIXES = ("admin/", "api/", "static/")
+# otlp/ is an API (token auth, JSON/protobuf answers), covered by its own receiver tests.
+SKIPPED_PREFIXES = ("admin/", "api/", "static/", "otlp/")
 
 
 def row(statuses: str) -> tuple[int, ...]:
@@ -52,10 +53,13 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "notification-read": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notifications-read-all": (POST_ONLY, row("302 302 302 302 302 302 302")),
     "healthz": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
+    # Prometheus scrapes from this host here (the test client's address); see test_prometheus_metrics.
+    "prometheus-metrics": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
     "login": (row("200 302 302 302 302 302 302"), row("200 302 302 302 302 302 302")),
     "logout": (row("302 405 405 405 405 405 405"), row("302 302 302 302 302 302 302")),
     "metrics:registry": READ,
     "metrics:compare": READ,
+    "metrics:feeds": READ,
     "metrics:detail": READ,
     "metrics:register": OWNER_FORM,
     "metrics:version-new": OWNER_FORM,

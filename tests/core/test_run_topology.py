@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from core.heartbeat import NAME
 from core.models import Heartbeat
@@ -86,6 +87,8 @@ def test_make_run_starts_web_worker_and_beat_on_an_embedded_redis_and_ctrl_c_sto
         assert "@" in beat.worker  # run by a real worker (celery@host), not in-process
         # Beat keeps sending: a later heartbeat replaces this one.
         assert wait_for(lambda: Heartbeat.objects.get(name=NAME).at > beat.at, timeout=15), log.read_text()
+        # /metrics on the web process counts the worker process's task runs (shared multiprocess dir).
+        assert wait_for(lambda: worker_heartbeats(port) > 0, timeout=15), log.read_text()[-4000:]
         assert (tmp_path / "celerybeat-schedule").exists() or list(tmp_path.glob("celerybeat-schedule*"))
         redis_port = int(env_value(log, "Embedded Redis at redis://127.0.0.1:").split("/")[0])
         assert listening(redis_port)
@@ -101,6 +104,18 @@ def test_make_run_starts_web_worker_and_beat_on_an_embedded_redis_and_ctrl_c_sto
         if runner.poll() is None:
             os.killpg(runner.pid, signal.SIGKILL)
             runner.wait()
+
+
+def worker_heartbeats(port: int) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "rebuild_celery_tasks_total"
+        and sample.labels == {"task": "core.tasks.heartbeat", "outcome": "success"}
+    )
 
 
 def env_value(log: Path, prefix: str) -> str:
