@@ -38,7 +38,7 @@ def idempotency_records_purge() -> int:
     return purge()
 
 
-@shared_task(bind=True, ignore_result=True, expires=60)
+@shared_task(bind=True, ignore_result=True, expires=60, **queue_options("celery"))
 def heartbeat(self) -> None:
     """Sent by beat every HEARTBEAT_SECONDS; the row it writes shows on /healthz that both processes live.
     Not an outbox task: a lost beat is replaced by the next one, there is nothing to retry."""

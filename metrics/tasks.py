@@ -25,7 +25,7 @@ def batch_announce(batch_id: int) -> list[int]:
     return batch["definition_ids"]
 
 
-@shared_task
+@shared_task(**queue_options("celery"))
 def feeds_check_stale() -> dict[str, int]:
     """Periodic: tell owner teams of feeds that went stale (once per spell); see metrics.services.feeds."""
     from metrics.services.feeds import feeds_check_stale as check
