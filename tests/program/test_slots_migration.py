@@ -8,7 +8,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("program", "0002_criterion_statistic_distribution")]
+# The metrics app goes back too: its later migrations add NOT NULL columns the old models don't know.
+BEFORE = [("program", "0002_criterion_statistic_distribution"), ("metrics", "0004_definition_value_bounds")]
 AFTER = [("program", "0003_criterion_slots")]
 
 
