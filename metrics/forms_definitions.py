@@ -10,24 +10,11 @@ from django import forms
 
 from core.roles import ROLE_GROUPS
 from metrics.models import Direction, MetricDefinition, Phase, Sampling, Statistic
+from metrics.services.definitions import EDITABLE_FIELDS
 from metrics.units import UnitError, unit_dimension
 
-FIELD_ORDER = (
-    "name",
-    "description",
-    "unit",
-    "direction",
-    "statistic",
-    "sampling",
-    "start_event",
-    "end_event",
-    "includes",
-    "excludes",
-    "owner_team",
-    "min_value",
-    "max_value",
-    "otel_name",
-)
+# The service's editable fields, in its order; `expected_interval` is edited through the API and admin only.
+FIELD_ORDER = tuple(field for field in EDITABLE_FIELDS if field != "expected_interval")
 
 
 class DefinitionFieldsForm(forms.Form):
