@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "pghistory.middleware.HistoryMiddleware",
     "axes.middleware.AxesMiddleware",
+    # Last: it switches reads to the replica for the view alone (core/replica.py).
+    "core.replica.ReplicaReadsMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -106,6 +108,24 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "reconnect_timeout": DATABASE_POOL_TIMEOUT,
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# A read replica (docs/scaling.md): with DATABASE_REPLICA_URL, the pure-read views below read from it on
+# GET/HEAD (core/replica.py); everything else, and a browser that wrote in the last REPLICA_PIN_SECONDS,
+# reads from the primary. Without it there is no "replica" alias and the router changes nothing.
+if env("DATABASE_REPLICA_URL", default=""):
+    DATABASES["replica"] = env.db("DATABASE_REPLICA_URL")
+    DATABASES["replica"].update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
+    DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = dict(DATABASES["default"]["OPTIONS"]["pool"])
+DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
+REPLICA_READS = "replica" in DATABASES
+REPLICA_PIN_SECONDS = env.int("REPLICA_PIN_SECONDS", default=10)
+REPLICA_READ_VIEWS = [
+    "comparison",
+    "observation-list",
+    "metrics:registry",
+    "metrics:compare",
+    "metrics:detail",
+    "metrics:feeds",
+]
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",

@@ -19,3 +19,8 @@ STORAGES = {
 
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+
+# A "replica" alias as Django's test mirror of the primary (a second connection to the same database),
+# switched off: tests/core/test_replica.py switches REPLICA_READS on to test the routing on it.
+DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}  # noqa: F405
+REPLICA_READS = False
