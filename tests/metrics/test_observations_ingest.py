@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from metrics.ingest import MAX_ROWS
 from metrics.models import IngestBatch, Observation
-from metrics.services.ingest import MAX_ROWS
 from tests.metrics.factories import definition, reference_data, row
 
 URL = "/api/v1/observations/batch/"
@@ -218,8 +218,8 @@ def test_anonymous_ingest_is_401(api, ref):
 def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_user):
     """The row check reads a snapshot; the write re-checks the rows it locks, so nothing orphaned lands."""
     from core.errors import ApplicationError
-    from metrics.services import ingest
-    from metrics.services.ingest_rows import Lookups, check_rows
+    from metrics.ingest.check import Lookups, check_rows
+    from metrics.ingest.write import batch_write
 
     lookups = Lookups()
     valid, errors = check_rows([row(0)], lookups)
@@ -227,7 +227,7 @@ def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_use
     ref["latency"].status = "deprecated"
     ref["latency"].save()
     with pytest.raises(ApplicationError, match="changed while it was written"):
-        ingest._store(valid, 1, lookups, ingest_user, "")
+        batch_write(valid, received=1, submitted_by=ingest_user, source="")
     assert Observation.objects.count() == 0
 
 
@@ -245,7 +245,7 @@ def test_two_batches_of_the_same_new_run_at_once_store_it_once(ingest_user):
 
     from django.db import connection
 
-    from metrics.services import observations_ingest
+    from metrics.ingest import observations_ingest_rows
 
     reference_data()
     rows = [row(i, run_id="same-run") for i in range(50)]
@@ -254,7 +254,7 @@ def test_two_batches_of_the_same_new_run_at_once_store_it_once(ingest_user):
     def push():
         try:
             barrier.wait()
-            results.append(observations_ingest(rows=rows, submitted_by=ingest_user).inserted)
+            results.append(observations_ingest_rows(rows=rows, submitted_by=ingest_user).inserted)
         except Exception as exc:  # reported by the assertion below
             errors.append(exc)
         finally:
