@@ -28,9 +28,17 @@ def errors_of(response) -> list[tuple[int, str]]:
     return [(error["index"], error["field"]) for error in response.json()["errors"]]
 
 
-def test_valid_batch_is_stored_and_announced(client, ref, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+def test_valid_batch_is_stored_and_announced(client, ref):
+    from metrics.signals import observations_ingested
+
+    callbacks = []
+    observations_ingested.connect(
+        lambda sender, **kwargs: callbacks.append(kwargs), weak=False, dispatch_uid="t"
+    )
+    try:
         response = post(client, [row(0), row(1, system="legacy", value=0.3)])
+    finally:
+        observations_ingested.disconnect(dispatch_uid="t")
     assert response.status_code == 201, response.json()
     assert response.json()["inserted"] == 2
     assert response.json()["definitions"] == ["latency@1"]
