@@ -5,8 +5,8 @@
 Starts gunicorn (2 workers), posts JSON batches of 10,000 rows over 4 client connections (so neither
 worker waits for the client), then COPYs the same rows into a scratch table with raw psycopg. Prints
 rows/s of each, the ratio (target ≥ 0.5), and on Linux the CPU seconds each side used, which shows
-where the time goes. Without CELERY_BROKER_URL the per-batch task runs inside the request, as in
-`make run`; set it to measure with a broker, as in production.
+where the time goes. Without CELERY_BROKER_URL the follow-ups a batch queues through the outbox (gate
+evaluations) run inside the request, as in `make run`; set it to measure with a broker, as in production.
 """
 
 from __future__ import annotations

@@ -20,11 +20,10 @@ from core.api.filters import UtcDateTimeFilter
 from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
-from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, body_fingerprint, idempotency_key, idempotent
+from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key, idempotent
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS
-from metrics import selectors, services
+from metrics import ingest, selectors, services
 from metrics.boundary import boundary_sentence
-from metrics.ingest_formats import decode_rows
 from metrics.models import (
     Direction,
     MetricDefinition,
@@ -378,23 +377,14 @@ class ObservationBatch(APIView):
             raise PayloadTooLarge(
                 f"The body exceeds {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes; send smaller batches."
             )
-        body = request.data if isinstance(request.data, bytes) else b""
-        content_type = request.content_type or ""
-        key = idempotency_key(request)
-        # The service stores the answer in the batch's own transaction (core.idempotency otherwise).
-        fingerprint = body_fingerprint(body, content_type) if key else None
-        # Replays skip decoding: the first answer comes back as it was.
-        result = (
-            services.observations_replay(user=request.user, key=key, fingerprint=fingerprint) if key else None
+        # The service replays a repeated Idempotency-Key itself, in the batch's own transaction.
+        result = ingest.observations_ingest(
+            body=request.data if isinstance(request.data, bytes) else b"",
+            content_type=request.content_type or "",
+            submitted_by=request.user,
+            source=request.headers.get("User-Agent", "")[:100],
+            idempotency_key=idempotency_key(request),
         )
-        if result is None:
-            result = services.observations_ingest(
-                rows=decode_rows(body, content_type),
-                submitted_by=request.user,
-                source=request.headers.get("User-Agent", "")[:100],
-                idempotency_key=key,
-                fingerprint=fingerprint,
-            )
         headers = {REPLAY_HEADER: "true"} if result.replayed else None
         return Response(result.as_dict(), status=status.HTTP_201_CREATED, headers=headers)
 

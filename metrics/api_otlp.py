@@ -1,9 +1,10 @@
 """POST /otlp/v1/metrics: the OTLP/HTTP metrics receiver (protobuf or JSON, optionally gzip).
 
 Auth is the API token, sent as `Authorization: Token …` or `Bearer …` (what OTel exporters' header
-settings produce), with the batch endpoint's ingest permission. The answer is an
-ExportMetricsServiceResponse in the request's content type; rejected points are counted in its
-partial_success. Errors (401, 403, 400, 413, 415) keep the API's one error shape in JSON.
+settings produce), with the batch endpoint's ingest permission. The body goes to the ingest service
+as it came (metrics.ingest). The answer is an ExportMetricsServiceResponse in the request's content
+type; rejected points are counted in its partial_success. Errors (401, 403, 400, 413, 415) keep the
+API's one error shape in JSON.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
 from core.api.permissions import RoleRequired
-from metrics import otlp
+from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
 from metrics.api import WRITE_RULES, RawBodyParser
-from metrics.services.ingest_otlp import observations_ingest_otlp
+from metrics.ingest import observations_ingest_otlp
+from metrics.ingest.formats import otlp
 
 
 class TokenOrBearerAuthentication(TokenAuthentication):
@@ -74,6 +76,7 @@ class ExportMetricsOutput(serializers.Serializer):
     tags=["metrics"],
     summary="Receive OTLP/HTTP metrics",
     request={"application/x-protobuf": OpenApiTypes.BINARY, "application/json": OpenApiTypes.OBJECT},
+    parameters=[IDEMPOTENCY_KEY],
     responses={
         (200, "application/json"): ExportMetricsOutput,
         (200, "application/x-protobuf"): OpenApiTypes.BINARY,
@@ -93,16 +96,17 @@ class OtlpMetricsReceiver(APIView):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if int(request.META.get("CONTENT_LENGTH") or 0) > limit:
             raise PayloadTooLarge(f"The body exceeds {limit:,} bytes; export smaller batches.")
-        body = request.data if isinstance(request.data, bytes) else b""
         content_type = request.content_type or ""
-        export = otlp.request_decode(body, content_type, request.headers.get("Content-Encoding", ""), limit)
-        points, rejected = otlp.points_from_request(export, otlp.otel_names())
-        user_agent = request.headers.get("User-Agent", "")
         result = observations_ingest_otlp(
-            points=points,
-            rejected=rejected,
+            body=request.data if isinstance(request.data, bytes) else b"",
+            content_type=content_type,
+            content_encoding=request.headers.get("Content-Encoding", ""),
             submitted_by=request.user,
-            source=f"{otlp.SOURCE} {user_agent}".strip()[:100],
+            client=request.headers.get("User-Agent", ""),
+            idempotency_key=idempotency_key(request),
         )
         payload, media_type = otlp.response_encode(len(result.rejected), result.error_message, content_type)
-        return HttpResponse(payload, content_type=media_type, status=200)
+        response = HttpResponse(payload, content_type=media_type, status=200)
+        if result.replayed:
+            response[REPLAY_HEADER] = "true"
+        return response

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from metrics import services
+from metrics.ingest import observations_ingest_rows
 from metrics.models import MetricDefinition, Observation, PullSource, System, Workload
 from metrics.services.pull_sources import pull_source_create
 
@@ -376,7 +377,7 @@ def demo_load(*, users, stdout) -> None:
     rng = random.Random(20261129)
     rows = _observation_rows(rng) + _shadow_rows(rng)
     for start in range(0, len(rows), 10_000):
-        services.observations_ingest(
+        observations_ingest_rows(
             rows=rows[start : start + 10_000], submitted_by=users["ingest"], source="demo"
         )
     stdout.write(f"Loaded {len(rows):,} demo observations for {len(DEFINITIONS)} metric definitions.")

@@ -135,7 +135,7 @@ class MetricDefinition(models.Model):
     # How often values are expected to arrive; a feed is stale after 3× this (metrics.selectors.feeds).
     # Empty: a default by sampling (none for per_run, which arrives whenever a benchmark is run).
     expected_interval = models.DurationField(null=True, blank=True)
-    # The OpenTelemetry metric name the OTLP receiver matches (metrics/otlp.py); blank means the key.
+    # The OpenTelemetry metric name the OTLP receiver matches (metrics/ingest/formats/otlp.py); blank means the key.
     otel_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

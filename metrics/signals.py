@@ -5,5 +5,7 @@ from django.dispatch import Signal
 # Sent inside the transaction (receivers write outbox messages) when an active version is replaced:
 # old_id, new_id.
 definition_superseded = Signal()
-# Sent by the per-batch task after ingest, inside its transaction: batch_id, definition_ids, workload_ids.
+# Sent by the ingest service (metrics.ingest.service) inside the batch's transaction, right after the
+# write, once per batch that stored new rows (receivers write outbox messages, published after commit):
+# batch_id, definition_ids, workload_ids.
 observations_ingested = Signal()

@@ -1,28 +1,8 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import transaction
 
 from core.outbox import queue_options
-from metrics.models import IngestBatch
-from metrics.signals import observations_ingested
-
-
-@shared_task(**queue_options("ingest"))
-def batch_announce(batch_id: int) -> list[int]:
-    """One task per committed batch (never per row): tell listeners which metrics and workloads moved.
-    Listeners queue their work in this transaction (outbox), so it is all queued or none."""
-    batch = IngestBatch.objects.filter(pk=batch_id).values("definition_ids", "workload_ids").first()
-    if batch is None:
-        return []
-    with transaction.atomic():
-        observations_ingested.send(
-            sender=IngestBatch,
-            batch_id=batch_id,
-            definition_ids=batch["definition_ids"],
-            workload_ids=batch["workload_ids"],
-        )
-    return batch["definition_ids"]
 
 
 @shared_task(**queue_options("celery"))

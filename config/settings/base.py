@@ -265,7 +265,6 @@ CELERY_TASK_ROUTES = {
     "core.tasks.deliver_notification": {"queue": "notifications"},
     "program.tasks.evaluate_gate": {"queue": "evaluation"},
     "program.tasks.evaluate_open_gates": {"queue": "evaluation"},
-    "metrics.tasks.batch_announce": {"queue": "ingest"},
     "metrics.tasks.pull_prometheus": {"queue": "ingest"},
 }
 # (soft, hard) time limits in seconds per queue; the soft limit raises in the task, the hard one kills.

@@ -1,4 +1,5 @@
-"""Every write of the metrics app: the definition registry, observation ingest, reference deletes."""
+"""Writes of the metrics app: the definition registry, reference deletes. Observation ingest is its own
+package, metrics.ingest."""
 
 from metrics.services.definitions import (
     definition_activate,
@@ -7,17 +8,13 @@ from metrics.services.definitions import (
     definition_update,
     definition_version_create,
 )
-from metrics.services.ingest import IngestResult, observations_ingest, observations_replay
 from metrics.services.references import reference_delete
 
 __all__ = [
-    "IngestResult",
     "definition_activate",
     "definition_deprecate",
     "definition_register",
     "definition_update",
     "definition_version_create",
-    "observations_ingest",
-    "observations_replay",
     "reference_delete",
 ]

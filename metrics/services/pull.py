@@ -20,8 +20,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApplicationError
+from metrics.ingest import MAX_ROWS, observations_ingest_rows
 from metrics.models import PullSource
-from metrics.services.ingest import MAX_ROWS, observations_ingest
 
 # Prometheus refuses a query_range of more than 11,000 points per series; stay below it.
 MAX_POINTS = 10_000
@@ -136,7 +136,9 @@ def _pull(source: PullSource, since: datetime | None, until: datetime, result: P
                 for offset in range(0, len(rows), MAX_ROWS):
                     chunk = rows[offset : offset + MAX_ROWS]
                     try:
-                        ingested = observations_ingest(rows=chunk, submitted_by=None, source=INGEST_SOURCE)
+                        ingested = observations_ingest_rows(
+                            rows=chunk, submitted_by=None, source=INGEST_SOURCE
+                        )
                     except ApplicationError as exc:
                         problems = "; ".join(
                             f"{e.get('field') or ''} {e.get('message') or e}".strip()

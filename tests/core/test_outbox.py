@@ -174,7 +174,7 @@ def test_every_task_has_time_limits_and_notifications_their_own_queue(settings):
     routes = settings.CELERY_TASK_ROUTES
     assert routes["core.tasks.deliver_notification"] == {"queue": "notifications"}
     assert routes["program.tasks.evaluate_gate"] == {"queue": "evaluation"}
-    assert routes["metrics.tasks.batch_announce"] == {"queue": "ingest"}
+    assert routes["metrics.tasks.pull_prometheus"] == {"queue": "ingest"}
 
 
 def _run_failing(monkeypatch, message: OutboxMessage, error: Exception) -> None:

@@ -10,14 +10,14 @@ import json
 import pytest
 
 from core.models import Transition
-from metrics.models import IngestBatch, MetricDefinition, Observation
-from metrics.services.ingest_rows import (
+from metrics.ingest.rules import (
     MAX_TAG_BYTES,
     MAX_TAG_DEPTH,
     MAX_TAG_ITEMS,
     MAX_TAG_KEY_LENGTH,
     MAX_TAG_TEXT_LENGTH,
 )
+from metrics.models import IngestBatch, MetricDefinition, Observation
 from tests.metrics.factories import definition, definition_body, row
 
 URL = "/api/v1/observations/batch/"

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from django.db.models import ProtectedError
 
-from metrics.ingest_formats import ObservationIn, decode_rows
+from metrics.ingest.formats import ObservationIn, decode_rows
 from metrics.models import IngestBatch, Observation
 from tests.metrics.factories import row
 

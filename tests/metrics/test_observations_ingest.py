@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from metrics.ingest import MAX_ROWS
 from metrics.models import IngestBatch, Observation
-from metrics.services.ingest import MAX_ROWS
 from tests.metrics.factories import definition, reference_data, row
 
 URL = "/api/v1/observations/batch/"
@@ -28,9 +28,17 @@ def errors_of(response) -> list[tuple[int, str]]:
     return [(error["index"], error["field"]) for error in response.json()["errors"]]
 
 
-def test_valid_batch_is_stored_and_announced(client, ref, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+def test_valid_batch_is_stored_and_announced(client, ref):
+    from metrics.signals import observations_ingested
+
+    callbacks = []
+    observations_ingested.connect(
+        lambda sender, **kwargs: callbacks.append(kwargs), weak=False, dispatch_uid="t"
+    )
+    try:
         response = post(client, [row(0), row(1, system="legacy", value=0.3)])
+    finally:
+        observations_ingested.disconnect(dispatch_uid="t")
     assert response.status_code == 201, response.json()
     assert response.json()["inserted"] == 2
     assert response.json()["definitions"] == ["latency@1"]
@@ -218,8 +226,8 @@ def test_anonymous_ingest_is_401(api, ref):
 def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_user):
     """The row check reads a snapshot; the write re-checks the rows it locks, so nothing orphaned lands."""
     from core.errors import ApplicationError
-    from metrics.services import ingest
-    from metrics.services.ingest_rows import Lookups, check_rows
+    from metrics.ingest.check import Lookups, check_rows
+    from metrics.ingest.write import batch_write
 
     lookups = Lookups()
     valid, errors = check_rows([row(0)], lookups)
@@ -227,7 +235,7 @@ def test_a_reference_deprecated_meanwhile_is_caught_when_writing(ref, ingest_use
     ref["latency"].status = "deprecated"
     ref["latency"].save()
     with pytest.raises(ApplicationError, match="changed while it was written"):
-        ingest._store(valid, 1, lookups, ingest_user, "")
+        batch_write(valid, received=1, submitted_by=ingest_user, source="")
     assert Observation.objects.count() == 0
 
 
@@ -245,7 +253,7 @@ def test_two_batches_of_the_same_new_run_at_once_store_it_once(ingest_user):
 
     from django.db import connection
 
-    from metrics.services import observations_ingest
+    from metrics.ingest import observations_ingest_rows
 
     reference_data()
     rows = [row(i, run_id="same-run") for i in range(50)]
@@ -254,7 +262,7 @@ def test_two_batches_of_the_same_new_run_at_once_store_it_once(ingest_user):
     def push():
         try:
             barrier.wait()
-            results.append(observations_ingest(rows=rows, submitted_by=ingest_user).inserted)
+            results.append(observations_ingest_rows(rows=rows, submitted_by=ingest_user).inserted)
         except Exception as exc:  # reported by the assertion below
             errors.append(exc)
         finally:

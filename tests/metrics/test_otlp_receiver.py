@@ -26,8 +26,8 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import (
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from metrics.ingest.formats.otlp import pint_unit
 from metrics.models import Observation
-from metrics.otlp import pint_unit
 from metrics.services import definition_update
 from tests.metrics.factories import definition
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from metrics.ingest import observations_ingest_rows
 from metrics.models import System, Workload
-from metrics.services import observations_ingest
 from tests.metrics.factories import row
 from tests.program.factories import make_program, metrics_for_template
 
@@ -20,7 +20,7 @@ def test_an_unreferenced_system_is_deleted(metrics_client, ref):
 
 
 def test_a_system_or_workload_with_observations_is_a_409(metrics_client, ref, ingest_user):
-    observations_ingest(rows=[row(0)], submitted_by=ingest_user)
+    observations_ingest_rows(rows=[row(0)], submitted_by=ingest_user)
     for url in ("/api/v1/systems/rebuilt/", "/api/v1/workloads/finetune/"):
         response = metrics_client.delete(url)
         assert response.status_code == 409, response.content

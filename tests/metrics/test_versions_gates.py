@@ -9,9 +9,8 @@ from django.utils import timezone
 
 from core.models import OutboxMessage
 from metrics.dependents import stale_on_supersede
+from metrics.ingest import observations_ingest_rows
 from metrics.models import IngestBatch
-from metrics.services import observations_ingest
-from metrics.tasks import batch_announce
 from program.models import Gate
 from tests.metrics.factories import definition
 from tests.program.factories import make_program, metrics_for_template
@@ -38,7 +37,7 @@ def push(user, metric: str) -> int:
         for system in ("legacy", "rebuilt")
         for i in range(5)
     ]
-    observations_ingest(rows=rows, submitted_by=user)
+    observations_ingest_rows(rows=rows, submitted_by=user)
     return IngestBatch.objects.latest("pk").pk
 
 
@@ -48,12 +47,12 @@ def evaluations_queued() -> int:
 
 def test_rows_for_the_draft_queue_no_evaluation_of_gates_pinning_the_active_version(world, ingest_user):
     assert Gate.objects.filter(criteria__metric=world["step"]).exists()
-    batch_announce(push(ingest_user, "step-time@2"))
+    push(ingest_user, "step-time@2")
     assert evaluations_queued() == 0
 
 
 def test_rows_for_the_pinned_version_do_queue_them(world, ingest_user):
-    batch_announce(push(ingest_user, "step-time"))
+    push(ingest_user, "step-time")
     pinned = Gate.objects.filter(criteria__metric=world["step"]).distinct().count()
     assert evaluations_queued() == pinned > 0
 

@@ -9,9 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import ApplicationError
-from metrics.ingest_formats import decode_rows
-from metrics.services import observations_ingest
-from metrics.services.ingest import MAX_ROWS
+from metrics.ingest import MAX_ROWS, BatchRefused, observations_import
 
 CONTENT_TYPES = {
     ".json": "application/json",
@@ -42,32 +40,33 @@ class Command(BaseCommand):
         submitter = get_user_model().objects.filter(username=user).first()
         if submitter is None:
             raise CommandError(f"There is no user '{user}'.")
+        inserted = duplicates = batches = 0
         try:
-            rows = decode_rows(file.read_bytes(), content_type)
+            total, steps = observations_import(
+                body=file.read_bytes(),
+                content_type=content_type,
+                submitted_by=submitter,
+                source=f"import:{file.name}",
+                batch_size=batch_size,
+            )
+            with tqdm(total=total, unit="obs", disable=options["verbosity"] == 0) as progress:
+                for step in steps:
+                    inserted += step.result.inserted
+                    duplicates += step.result.duplicates
+                    batches += 1
+                    progress.update(step.size)
+        except BatchRefused as exc:
+            for error in exc.errors[:20]:
+                row = exc.start + error["index"] if error.get("index") is not None else "?"
+                self.stderr.write(f"  row {row}: {error.get('field') or 'row'}: {error['message']}")
+            raise CommandError(
+                f"Batch starting at row {exc.start} refused: {exc.message} "
+                f"{inserted} rows from earlier batches were stored."
+            ) from exc
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
-        inserted = duplicates = batches = 0
-        with tqdm(total=len(rows), unit="obs", disable=options["verbosity"] == 0) as progress:
-            for start in range(0, len(rows), batch_size):
-                chunk = rows[start : start + batch_size]
-                try:
-                    result = observations_ingest(
-                        rows=chunk, submitted_by=submitter, source=f"import:{file.name}"
-                    )
-                except ApplicationError as exc:
-                    for error in exc.errors[:20]:
-                        row = start + error["index"] if error.get("index") is not None else "?"
-                        self.stderr.write(f"  row {row}: {error.get('field') or 'row'}: {error['message']}")
-                    raise CommandError(
-                        f"Batch starting at row {start} refused: {exc.message} "
-                        f"{inserted} rows from earlier batches were stored."
-                    ) from exc
-                inserted += result.inserted
-                duplicates += result.duplicates
-                batches += 1
-                progress.update(len(chunk))
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {len(rows):,} rows in {batches} batch(es): {inserted:,} new, {duplicates:,} already present."
+                f"Imported {total:,} rows in {batches} batch(es): {inserted:,} new, {duplicates:,} already present."
             )
         )

@@ -1,9 +1,9 @@
-"""Decoding observation bodies: JSON {"observations": [...]}, NDJSON and CSV (API and import command).
+"""The batch formats: JSON {"observations": [...]}, NDJSON and CSV (batch API and import command).
 
 A JSON body is first decoded straight into typed rows (`ObservationIn`) by msgspec, which checks types,
 lengths and timezones in C; that is the fast path benchmarks/ingest.py measures. A body that does not
 fit it exactly (a value sent as text, a null, a naive timestamp…) is decoded into plain dicts instead,
-and the row-by-row check in the ingest service names each problem. An NDJSON line or CSV tags cell
+and the row-by-row check (check.check_rows) names each problem. An NDJSON line or CSV tags cell
 that cannot be read becomes that row's error (`Unreadable`), not the whole body's.
 """
 
@@ -19,19 +19,20 @@ import msgspec
 
 from core.api.parsers import JSONProblem, json_error, json_loads
 from core.errors import ApplicationError
+from metrics.ingest.rules import TEXT_LIMITS
 
 
 class ObservationIn(msgspec.Struct, gc=False):
-    """One well-formed row; the ingest service still checks references, finiteness, units and time."""
+    """One well-formed row; check.check_typed_rows still checks references, finiteness, units and time."""
 
     metric: str
     system: str
     workload: str
     value: float
     observed_at: Annotated[datetime, msgspec.Meta(tz=True)]
-    unit: Annotated[str, msgspec.Meta(max_length=40)] | None = None
-    run_id: Annotated[str, msgspec.Meta(max_length=120)] = ""
-    source: Annotated[str, msgspec.Meta(max_length=100)] = ""
+    unit: Annotated[str, msgspec.Meta(max_length=TEXT_LIMITS["unit"])] | None = None
+    run_id: Annotated[str, msgspec.Meta(max_length=TEXT_LIMITS["run_id"])] = ""
+    source: Annotated[str, msgspec.Meta(max_length=TEXT_LIMITS["source"])] = ""
     tags: dict[str, Any] | None = None
 
 

@@ -1,7 +1,7 @@
 """OTLP/HTTP metrics: decoding an ExportMetricsServiceRequest and turning its points into ingest rows.
 
-Every point becomes the same row dict the batch API passes to the ingest service (metric, system,
-workload, value, unit, observed_at, run_id, source, tags), so the one rule set of ingest judges it.
+Every point becomes the same row dict the batch formats give the row check (metric, system, workload,
+value, unit, observed_at, run_id, source, tags), so the one rule set (metrics/ingest/rules.py) judges it.
 Only what is OTLP-specific is decided here: which metric a name means, where the system, workload and
 run come from, how a UCUM unit reads in pint, and which point kinds carry a value at all. A point
 that cannot become a row is a `Rejected` naming why.
@@ -47,7 +47,7 @@ class Rejected:
 
 @dataclass(frozen=True)
 class Point:
-    """A row for the ingest service, and how to name its point in an error message."""
+    """A row for the checks, and how to name its point in an error message."""
 
     label: str
     row: dict[str, Any]

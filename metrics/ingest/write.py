@@ -1,4 +1,5 @@
-"""Writing checked observation rows: binary COPY, references locked once per distinct id.
+"""Writing checked observation rows: the IngestBatch row, then binary COPY, references locked once per
+distinct id.
 
 Rows of runs not stored yet are copied straight into the table. A batch touching a stored run goes
 through a temporary table and one INSERT … ON CONFLICT DO NOTHING: the same value is a no-op, another
@@ -14,15 +15,9 @@ import psycopg
 from django.db import connection, transaction
 
 from core.errors import ApplicationError
-from metrics.services.ingest_rows import (
-    DEFINITION,
-    MSG_INVALID,
-    RUN_ID,
-    SYSTEM,
-    WORKLOAD,
-    ValidRows,
-    repeat_error,
-)
+from metrics.ingest.check import DEFINITION, RUN_ID, SYSTEM, WORKLOAD, ValidRows
+from metrics.ingest.rules import MSG_INVALID, repeat_error
+from metrics.models import IngestBatch
 
 COPY_TYPES = ["int4", "int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"]
 TEMP_TABLE = """
@@ -58,7 +53,7 @@ WHERE o.value <> t.value ORDER BY t.idx
 
 # The referenced rows, locked FOR KEY SHARE until commit: what per-row foreign keys would do, once
 # per distinct id instead of once per row, in one round trip. A definition must not have been
-# deprecated meanwhile (active or draft: ingest_lookups).
+# deprecated meanwhile (active or draft: check.Lookups).
 LOCK_REFERENCES = """
 SELECT
     (SELECT count(*) FROM (
@@ -111,6 +106,23 @@ def _copy_direct(raw, valid: ValidRows, batch_id: int) -> int:
         for row in zip(*valid.columns, repeat(batch_id)):
             copy.write_row(row)
     return len(valid)
+
+
+def batch_write(valid: ValidRows, *, received: int, submitted_by, source: str) -> IngestBatch:
+    """The batch row and its observations, in the caller's transaction; `inserted` counts the new ones."""
+    batch = IngestBatch.objects.create(
+        submitted_by=submitted_by if submitted_by and submitted_by.is_authenticated else None,
+        source=source[:100],
+        received=received,
+        inserted=len(valid),  # corrected below when some rows were already stored
+        definition_ids=valid.distinct(DEFINITION),
+        workload_ids=valid.distinct(WORKLOAD),
+    )
+    inserted = rows_write(valid, batch.pk)
+    if inserted != batch.inserted:
+        IngestBatch.objects.filter(pk=batch.pk).update(inserted=inserted)
+        batch.inserted = inserted
+    return batch
 
 
 def rows_write(valid: ValidRows, batch_id: int) -> int:
