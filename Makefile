@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run stop test lint lock schemathesis demo worker beat db-url clean-data
+.PHONY: run stop test lint lock schemathesis bench demo worker beat db-url clean-data
 
 # Installs exactly what requirements-dev.lock pins (hash-checked), then the app itself without resolving again.
 $(STAMP): pyproject.toml requirements.lock requirements-dev.lock
@@ -29,6 +29,12 @@ lock:
 SCHEMATHESIS_ARGS ?= --max-examples 10
 schemathesis: $(STAMP)
 	@$(with_db) $(BIN)/python scripts/schemathesis_run.py $(SCHEMATHESIS_ARGS)
+
+# Every benchmark at the README's target sizes (tens of millions of rows: about an hour on 2 cores), on a
+# database of its own (<name>_bench), ending with their `ratio <name>: <x>` lines (scripts/bench.py).
+# make bench BENCH_ARGS=--quick   → a tenth of the sizes, to check they run; BENCH_ARGS="--only compare"
+bench: $(STAMP)
+	@$(with_db) $(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 # DATABASE_URL wins; without it an embedded PostgreSQL is started under .data/ (see scripts/embedded_db.py).
 define with_db

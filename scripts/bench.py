@@ -1,0 +1,105 @@
+"""`make bench`: every benchmark at the sizes of the README's targets, on a database of its own.
+
+    .venv/bin/python scripts/bench.py [--only NAME ...] [--quick]
+
+Creates (or empties) the database `<DATABASE_URL's name>_bench` on the same server, migrates it, runs
+each script of BENCHMARKS with DATABASE_URL pointing there, streams its output, and ends with the
+`ratio <name>: <x>` lines of all of them, which are what the README's table records. The benchmarks
+REINDEX and VACUUM the observations table and fill it with tens of millions of rows, so they never run
+on a database that anything else uses. `--quick` runs every benchmark at a tenth of the size, to check
+they work (the ratios then say little).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+# name -> (script, arguments at target size, arguments with --quick)
+BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
+    "ingest": ("ingest.py", ["--rows", "1000000", "--prefill", "20000000"], ["--rows", "100000", "--prefill", "2000000"]),
+    "window": ("window.py", [], ["--sizes", "100000", "1000000"]),
+    "compare": ("compare.py", ["--sizes", "10000000"], ["--sizes", "1000000"]),
+    "gates": ("gates.py", ["--observations", "10000000"], ["--observations", "1000000"]),
+    "metric-page": ("metric_page.py", ["--observations", "10000000"], ["--observations", "1000000"]),
+    "http-reads": ("http_reads.py", [], ["--seconds", "3"]),
+}
+RATIO_LINE = re.compile(r"^ratio [\w-]+: ")
+
+
+def bench_database_url(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    name = parts.path.lstrip("/") or "rebuild_tracker"
+    return urlunsplit(parts._replace(path=f"/{name}_bench"))
+
+
+def database_recreate(url: str) -> None:
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin_url = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def run(script: str, args: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
+    ratios = []
+    process = subprocess.Popen(
+        [PYTHON, str(ROOT / "benchmarks" / script), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        print(line, end="", flush=True)
+        if RATIO_LINE.match(line):
+            ratios.append(line.rstrip())
+    return process.wait(), ratios
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=sorted(BENCHMARKS), help="run only these")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the sizes: checks they run")
+    args = parser.parse_args()
+
+    url = bench_database_url(os.environ["DATABASE_URL"])
+    database_recreate(url)
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "false"}
+    # A broker of its own would be needed to measure with one; without it follow-ups run in-process.
+    env.pop("CELERY_BROKER_URL", None)
+    subprocess.run([PYTHON, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
+
+    ratios, failed = [], []
+    for name in args.only or list(BENCHMARKS):
+        script, full, quick = BENCHMARKS[name]
+        print(f"\n== {name}: benchmarks/{script} {' '.join(quick if args.quick else full)}", flush=True)
+        started = time.monotonic()
+        code, found = run(script, quick if args.quick else full, env)
+        print(f"== {name}: exit {code} after {time.monotonic() - started:.0f} s", flush=True)
+        ratios += found
+        if code:
+            failed.append(name)
+    print(f"\n== summary ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
+    print("\n".join(ratios))
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
