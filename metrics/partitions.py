@@ -62,13 +62,21 @@ def _partition_attach(cursor, month: datetime) -> None:
 
 
 def observations_partitions_create(
-    *, now: datetime | None = None, months_ahead: int = MONTHS_AHEAD
+    *, now: datetime | None = None, months_ahead: int = MONTHS_AHEAD, since: datetime | None = None
 ) -> list[str]:
-    """Make sure the current month and the next `months_ahead` have their partitions; idempotent.
+    """Make sure the current month and the next `months_ahead` (and, with `since`, every month from
+    that one on) have their partitions; idempotent. Returns the names of those it created.
 
-    Returns the names of the partitions it created (none when all were there)."""
-    first = month_start(now or timezone.now())
-    wanted = [month_add(first, offset) for offset in range(months_ahead + 1)]
+    Past months are made only when asked (`manage.py observations_partitions_create --since`): rows
+    loaded into a past month without a partition wait in DEFAULT, still read by the time index.
+    """
+    current = month_start(now or timezone.now())
+    first = month_start(since) if since is not None else current
+    wanted = []
+    month = first
+    while month <= month_add(current, months_ahead):
+        wanted.append(month)
+        month = month_add(month, 1)
     created = []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ADVISORY_LOCK])

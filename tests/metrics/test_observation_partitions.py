@@ -10,7 +10,12 @@ from django.conf import settings
 from django.db import connection
 
 from metrics.models import Observation
-from metrics.partitions import DEFAULT_PARTITION, observations_partitions_create, partition_name
+from metrics.partitions import (
+    DEFAULT_PARTITION,
+    observations_partitions_create,
+    partition_name,
+    partitions_existing,
+)
 from metrics.tasks import observations_partitions_create as partitions_task
 from tests.metrics.factories import reference_data
 
@@ -179,3 +184,17 @@ def test_the_newest_first_list_of_a_window_reads_its_months_backwards_by_time(fo
     assert {(node, index in time_index_children()) for node, _, index in scans} == {
         ("Index Scan Backward", True)  # newest first, no sort of the window
     }
+
+
+def test_the_command_makes_past_months_too_and_refuses_a_bad_month(db):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("observations_partitions_create", "--since", "2019-11", "--ahead", "0", stdout=out)
+    assert "created metrics_observation_y2019m11" in out.getvalue()
+    assert "created metrics_observation_y2020m01" in out.getvalue()
+    assert partition_name(datetime(2019, 11, 1, tzinfo=UTC)) in partitions_existing()
+    with pytest.raises(CommandError, match="--since: '2019-13' is not a month"):
+        call_command("observations_partitions_create", "--since", "2019-13")

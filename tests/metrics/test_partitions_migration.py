@@ -70,7 +70,9 @@ def test_existing_observations_land_in_their_month_and_come_back_on_reverse():
 
     migrate(BEFORE)
     assert [row[0] for row in stored()] == ["metrics_observation"] * 3
-    assert [row[1:] for row in stored()] == [(f"run-{i}", moment, float(i)) for i, moment in enumerate(MOMENTS)]
+    assert [row[1:] for row in stored()] == [
+        (f"run-{i}", moment, float(i)) for i, moment in enumerate(MOMENTS)
+    ]
 
     migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
     assert len(stored()) == 3
