@@ -304,6 +304,9 @@ def main() -> None:
     parser.add_argument(
         "--prefill", type=int, default=0, help="also measure into a table holding this many rows"
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each side, alternating; the median run counts"
+    )
     args = parser.parse_args()
 
     definition, legacy, rebuilt, workload, token = reference_data()
@@ -318,11 +321,17 @@ def main() -> None:
     system_ids = {"bench-legacy": legacy.pk, "bench-rebuilt": rebuilt.pk}
 
     def measure() -> dict[str, tuple[float, dict[str, float]]]:
-        api = run_api(rows, args.batch, token)
-        measured_rows_remove(definition.pk, start)
-        indexed = run_raw_copy(rows, definition.pk, system_ids, workload.pk, indexed=True)
-        measured_rows_remove(definition.pk, start)
-        return {"API": api, "indexed": indexed}
+        """The median of `--repeat` alternating runs of each side: the machine's other work comes and
+        goes, and alternating spreads it over both."""
+        runs: dict[str, list] = {"API": [], "indexed": []}
+        for _ in range(args.repeat):
+            runs["API"].append(run_api(rows, args.batch, token))
+            measured_rows_remove(definition.pk, start)
+            runs["indexed"].append(run_raw_copy(rows, definition.pk, system_ids, workload.pk, indexed=True))
+            measured_rows_remove(definition.pk, start)
+        return {
+            name: sorted(results, key=lambda run: run[0])[len(results) // 2] for name, results in runs.items()
+        }
 
     empty = measure()
     unindexed = run_raw_copy(rows, definition.pk, system_ids, workload.pk, indexed=False)
@@ -330,7 +339,7 @@ def main() -> None:
     rate = {name: args.rows / seconds for name, (seconds, _) in empty.items()}
     rate["unindexed"] = args.rows / unindexed[0]
     print(
-        f"rows: {args.rows:,} in batches of {args.batch:,}; {cores} CPU cores; session settings {app_settings}"
+        f"rows: {args.rows:,} in batches of {args.batch:,}; {cores} CPU cores; median of {args.repeat} run(s); session settings {app_settings}"
     )
     print(
         f"API (gunicorn, 2 workers, JSON):            {rate['API']:>12,.0f} rows/s  ({empty['API'][0]:.2f} s)"
@@ -364,6 +373,7 @@ def main() -> None:
             f"raw COPY into {args.prefill:,} rows:        {filled_rate['indexed']:>12,.0f} rows/s  ({filled['indexed'][0]:.2f} s)"
         )
         print(f"CPU seconds, API run into {args.prefill:,}: {describe(filled['API'][1])}")
+        print(f"CPU seconds, raw COPY into {args.prefill:,}: {describe(filled['indexed'][1])}")
         print(f"ratio raw-copy-prefilled: {filled_rate['indexed'] / rate['indexed']:.2f}")
         print(f"ratio ingest-indexed-prefilled: {filled_rate['API'] / filled_rate['indexed']:.2f}")
     remove_observations(definition=definition)
