@@ -197,10 +197,13 @@ class Observation(models.Model):
     """One measured value, stored in its definition's unit (the arrival unit is kept).
 
     The natural key is the primary key: the same measurement sent twice is a no-op, never a second
-    row. Its index is the only one on this table, and it also carries the value (INCLUDE, set in
-    migration 0003), which makes it the covering index of comparisons — (definition, system[,
-    workload]) prefix, index-only. Every further index or identity column slowed ingest measurably
-    (benchmarks/ingest.py), so there is no surrogate id and no index on batch.
+    row. It carries the value (INCLUDE, set in migration 0003), which makes it the covering index of
+    comparisons over a whole series — (definition, system[, workload]) prefix, index-only. Reads by
+    time (a comparison window, the newest-first list) use the time-leading covering index instead,
+    so they cost what the window holds. The table is partitioned by month of observed_at (migration
+    0008, metrics.partitions), so each month's keys stay small however long the history grows.
+    Every further index or identity column slowed ingest measurably (benchmarks/ingest.py), so there
+    is no surrogate id and no index on batch.
     """
 
     pk = models.CompositePrimaryKey("definition", "system", "workload", "run_id", "observed_at")
@@ -233,6 +236,14 @@ class Observation(models.Model):
             models.CheckConstraint(
                 condition=Q(value__lt=float("inf")) & Q(value__gt=float("-inf")),
                 name="observation_value_finite",
+            ),
+        ]
+        indexes = [
+            # A time window of one metric (comparison windows, the newest-first list), index-only.
+            models.Index(
+                fields=["definition", "observed_at"],
+                include=["system", "workload", "value"],
+                name="observation_definition_time",
             ),
         ]
 

@@ -22,3 +22,12 @@ def pull_prometheus() -> list[dict]:
         {"source": r.source_id, "ok": r.ok, "inserted": r.inserted, "error": r.error}
         for r in pull_sources_run_enabled()
     ]
+
+
+@shared_task(**queue_options("celery"))
+def observations_partitions_create() -> list[str]:
+    """Beat, daily: the observation table's partitions for this month and the next three; the names
+    of those it had to create (see metrics.partitions)."""
+    from metrics.partitions import observations_partitions_create as create
+
+    return create()

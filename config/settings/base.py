@@ -315,6 +315,11 @@ CELERY_BEAT_SCHEDULE: dict = {
     "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
     "feeds-check-stale": {"task": "metrics.tasks.feeds_check_stale", "schedule": crontab(minute="*/10")},
     "pull-prometheus": {"task": "metrics.tasks.pull_prometheus", "schedule": float(PROMETHEUS_PULL_SECONDS)},
+    # Daily, though partitions are made three months ahead: a few missed days change nothing.
+    "observations-partitions-create": {
+        "task": "metrics.tasks.observations_partitions_create",
+        "schedule": crontab(hour=2, minute=41),
+    },
 }
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
