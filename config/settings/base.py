@@ -247,6 +247,8 @@ CELERY_TASK_ROUTES = {
     "program.tasks.evaluate_open_gates": {"queue": "evaluation"},
     "metrics.tasks.batch_announce": {"queue": "ingest"},
     "metrics.tasks.pull_prometheus": {"queue": "ingest"},
+    "metrics.tasks.rollups_refresh": {"queue": "ingest"},
+    "metrics.tasks.rollups_rebuild": {"queue": "ingest"},
 }
 # (soft, hard) time limits in seconds per queue; the soft limit raises in the task, the hard one kills.
 TASK_TIME_LIMITS = {
@@ -296,7 +298,11 @@ CELERY_BEAT_SCHEDULE: dict = {
     "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
     "feeds-check-stale": {"task": "metrics.tasks.feeds_check_stale", "schedule": crontab(minute="*/10")},
     "pull-prometheus": {"task": "metrics.tasks.pull_prometheus", "schedule": float(PROMETHEUS_PULL_SECONDS)},
+    "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
 }
+# Comparisons and gate criteria with more rows than this on a side read the day rollups (approximate,
+# metrics.rollups); smaller windows are read exactly from the rows.
+ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=200_000)
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
 # `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.
