@@ -21,6 +21,7 @@ from metrics.services.ingest_copy import rows_write
 from metrics.services.ingest_rows import (
     DEFINITION,
     MSG_INVALID,
+    OBSERVED_AT,
     WORKLOAD,
     Lookups,
     ValidRows,
@@ -118,6 +119,9 @@ def _store(valid: ValidRows, received: int, lookups: Lookups, submitted_by, sour
         inserted=len(valid),  # corrected below when some rows were already stored
         definition_ids=definition_ids,
         workload_ids=valid.distinct(WORKLOAD),
+        # The days the batch touched, for the rollup refresh (metrics.rollups).
+        observed_from=min(valid.columns[OBSERVED_AT]) if len(valid) else None,
+        observed_to=max(valid.columns[OBSERVED_AT]) if len(valid) else None,
     )
     inserted = rows_write(valid, batch.pk)
     if inserted != batch.inserted:
