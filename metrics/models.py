@@ -355,3 +355,6 @@ class RollupStale(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["definition_id", "workload_id", "day"], name="rollupstale_unique")
         ]
+
+    def __str__(self) -> str:
+        return f"stale rollup {self.definition_id}/{self.workload_id} {self.day}"

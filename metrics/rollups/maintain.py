@@ -13,8 +13,7 @@ after the refresh took its lock is a new row that the next refresh (queued by th
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import connection, transaction
 
@@ -55,11 +54,11 @@ WHERE definition_id = %(definition)s AND day >= %(first)s AND day < %(end_day)s 
 
 
 def _midnight(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
+    return datetime.combine(day, time.min, tzinfo=UTC)
 
 
 def utc_day(moment: datetime) -> date:
-    return moment.astimezone(dt_timezone.utc).date()
+    return moment.astimezone(UTC).date()
 
 
 def rollups_recompute(
@@ -121,7 +120,9 @@ def rollups_refresh_stale(*, limit: int = 500) -> int:
         for _, definition_id, workload_id, day in marks:
             groups.setdefault((definition_id, day), set()).add(workload_id)
         for (definition_id, day), workload_ids in sorted(groups.items()):
-            rollups_recompute(definition_id=definition_id, first=day, last=day, workload_ids=sorted(workload_ids))
+            rollups_recompute(
+                definition_id=definition_id, first=day, last=day, workload_ids=sorted(workload_ids)
+            )
         if marks:
             cursor.execute("DELETE FROM metrics_rollupstale WHERE id = ANY(%s)", [[m[0] for m in marks]])
             cleared = len(marks)

@@ -20,8 +20,6 @@ def rollups_after_ingest(sender, *, batch_id, definition_ids, workload_ids, **kw
         # A batch that did not record its span (written before it was kept): rebuild its metrics whole.
         outbox_add(task=REBUILD_TASK, args=[sorted(definition_ids)])
         return
-    rollups_mark_stale(
-        definition_ids=definition_ids, workload_ids=workload_ids, start=span[0], end=span[1]
-    )
+    rollups_mark_stale(definition_ids=definition_ids, workload_ids=workload_ids, start=span[0], end=span[1])
     # Any refresh not started yet reads every mark, this one's too: one queued refresh is enough.
     outbox_add(task=REFRESH_TASK, key="rollups_refresh")

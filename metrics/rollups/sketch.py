@@ -20,6 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
+import orjson
 
 ACCURACY = 0.005  # α: the relative error bound of every value read from a sketch
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
@@ -29,6 +30,16 @@ LOG_GAMMA = math.log(GAMMA)
 def representative(key: int) -> float:
     """The value standing for bucket `key` of magnitudes: within ACCURACY of each one in it."""
     return 2 * GAMMA**key / (GAMMA + 1)
+
+
+def percentile_cont(ordered: np.ndarray, fraction: float) -> float:
+    """PostgreSQL's percentile_cont of an ascending, non-empty sample (orderedsetaggs.c, float8_lerp)."""
+    position = fraction * (len(ordered) - 1)
+    low, high = math.floor(position), math.ceil(position)
+    if low == high:
+        return float(ordered[low])
+    low_value, high_value = float(ordered[low]), float(ordered[high])
+    return low_value + (position - low) * (high_value - low_value)
 
 
 @dataclass
@@ -71,8 +82,10 @@ class Sketch:
     zeros: int = 0
     _cumulative: tuple[list[int], list[float]] | None = field(default=None, repr=False)
 
-    def add_bins(self, positive: dict, negative: dict, zeros: int) -> None:
+    def add_bins(self, positive: dict | str, negative: dict | str, zeros: int) -> None:
+        """Add bucket counts ({key: count}, or its JSON text as Django's cursor returns jsonb)."""
         for target, source in ((self.positive, positive), (self.negative, negative)):
+            source = orjson.loads(source) if isinstance(source, str) else source
             for key, count in source.items():
                 target[int(key)] = target.get(int(key), 0) + int(count)
         self.zeros += int(zeros)
