@@ -43,7 +43,7 @@ SELECT definition_id, system_id, workload_id, day, sum(c), sum(s),
        coalesce(sum(c) FILTER (WHERE sign = 0), 0),
        coalesce(jsonb_object_agg(key, c) FILTER (WHERE sign = 1), '{{}}'::jsonb),
        coalesce(jsonb_object_agg(key, c) FILTER (WHERE sign = -1), '{{}}'::jsonb),
-       now()
+       clock_timestamp()
 FROM centred
 GROUP BY definition_id, system_id, workload_id, day
 """
