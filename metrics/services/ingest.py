@@ -7,6 +7,7 @@ ingest_rows and written in ingest_copy; speed matters (benchmarks/ingest.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from django.db import transaction
@@ -120,8 +121,9 @@ def _store(valid: ValidRows, received: int, lookups: Lookups, submitted_by, sour
         definition_ids=definition_ids,
         workload_ids=valid.distinct(WORKLOAD),
         # The days the batch touched, for the rollup refresh (metrics.rollups).
-        observed_from=min(valid.columns[OBSERVED_AT]) if len(valid) else None,
-        observed_to=max(valid.columns[OBSERVED_AT]) if len(valid) else None,
+        # In UTC: PostgreSQL refuses offsets beyond ±15:59, which Python accepts.
+        observed_from=min(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
+        observed_to=max(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
     )
     inserted = rows_write(valid, batch.pk)
     if inserted != batch.inserted:
