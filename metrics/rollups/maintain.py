@@ -130,9 +130,18 @@ def rollups_refresh_stale(*, limit: int = 500) -> int:
 
 
 def rollups_rebuild(*, definition_ids: list[int] | None = None, since: date | None = None) -> int:
-    """Recompute every rollup of these definitions (all with observations) from `since` (or their
-    first day): the catch-up after a bulk load or a lost task. How many rollup rows were written."""
-    with connection.cursor() as cursor:
+    """Recompute every rollup of these definitions (default: all) from `since` (or their first day):
+    the catch-up after a bulk load or a lost task, one transaction (readers see the old rollups until
+    it commits). Days left without rows lose their rollups. How many rollup rows were written."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            DELETE FROM metrics_observationrollup
+            WHERE (%(ids)s::bigint[] IS NULL OR definition_id = ANY(%(ids)s::bigint[]))
+              AND (%(since)s::date IS NULL OR day >= %(since)s::date)
+            """,
+            {"ids": definition_ids, "since": since},
+        )
         cursor.execute(
             """
             SELECT definition_id, min(observed_at), max(observed_at) FROM metrics_observation
@@ -143,7 +152,7 @@ def rollups_rebuild(*, definition_ids: list[int] | None = None, since: date | No
             {"ids": definition_ids, "since": _midnight(since) if since else None},
         )
         spans = cursor.fetchall()
-    written = 0
-    for definition_id, start, end in spans:
-        written += rollups_recompute(definition_id=definition_id, first=utc_day(start), last=utc_day(end))
-    return written
+        written = 0
+        for definition_id, start, end in spans:
+            written += rollups_recompute(definition_id=definition_id, first=utc_day(start), last=utc_day(end))
+        return written

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from core.models import OutboxMessage
 from metrics.models import IngestBatch, Observation
 from metrics.services.ingest import MAX_ROWS
 from tests.metrics.factories import definition, reference_data, row
@@ -38,7 +39,10 @@ def test_valid_batch_is_stored_and_announced(client, ref, django_capture_on_comm
     batch = IngestBatch.objects.get()
     assert batch.definition_ids == [ref["latency"].pk]
     assert batch.workload_ids == [ref["medium"].pk]
-    assert len(callbacks) == 1  # one announcement per batch, never per row
+    # One announcement per batch, never per row; its listeners' follow-ups (the rollup refresh) come
+    # from the announcement, not from the rows.
+    published = OutboxMessage.objects.filter(task="metrics.tasks.batch_announce").count()
+    assert published == 1 and len(callbacks) == 2
 
 
 @pytest.mark.parametrize(
