@@ -7,3 +7,6 @@ from django.dispatch import Signal
 definition_superseded = Signal()
 # Sent by the per-batch task after ingest, inside its transaction: batch_id, definition_ids, workload_ids.
 observations_ingested = Signal()
+# Sent by the rollup refresh inside its transaction, once it recomputed days of these definitions (a
+# judgement from rollups can only see a batch after this): definition_ids.
+rollups_refreshed = Signal()

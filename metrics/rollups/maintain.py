@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db import connection, transaction
 
 from metrics.rollups.sketch import LOG_GAMMA
+from metrics.signals import rollups_refreshed
 
 # One statement: bucket the rows (sign, ⌈ln|v| / ln γ⌉), then fold the buckets into one rollup row per
 # series and day. m2 combines the buckets' own squared deviations with their means' spread (Chan).
@@ -126,6 +127,7 @@ def rollups_refresh_stale(*, limit: int = 500) -> int:
         if marks:
             cursor.execute("DELETE FROM metrics_rollupstale WHERE id = ANY(%s)", [[m[0] for m in marks]])
             cleared = len(marks)
+            rollups_refreshed.send(sender=None, definition_ids=sorted({d for d, _ in groups}))
     return cleared
 
 

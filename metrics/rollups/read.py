@@ -115,3 +115,27 @@ def sketches_over_threshold(
         i: (sketches.get((i, baseline_id), Sketch()), sketches.get((i, candidate_id), Sketch()))
         for i in sorted(large)
     }
+
+
+SUMMARY_SQL = (
+    "WITH wanted (idx, definition_id, workload_id, first_day, end_day) AS (VALUES {rows}) "
+    "SELECT wanted.idx, r.system_id, sum(r.n), sum(r.total), max(r.refreshed_at) FROM wanted"
+    + MATCH
+    + " GROUP BY 1, 2 ORDER BY 1, 2"
+)
+
+
+def rollup_summaries(
+    windows: list[Window], *, baseline_id: int, candidate_id: int
+) -> list[dict[int, tuple[int, float, datetime]]]:
+    """Per window, {system id: (rows, their sum, the last refresh)} of its whole days, one query: what
+    a rollup answer depends on, read without touching the rows (a gate's inputs fingerprint)."""
+    summaries: list[dict] = [{} for _ in windows]
+    if not windows:
+        return summaries
+    rows, params = _rows(windows)
+    with connection.cursor() as cursor:
+        cursor.execute(SUMMARY_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
+        for index, system_id, n, total, refreshed in cursor.fetchall():
+            summaries[index][system_id] = (int(n), total, refreshed)
+    return summaries
