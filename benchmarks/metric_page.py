@@ -64,7 +64,9 @@ def page_timings(client: Client, repeat: int) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--observations", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=40)
     args = parser.parse_args()
@@ -76,7 +78,10 @@ def main() -> None:
     for size in (SMALL, args.observations):
         started = time.perf_counter()
         fill(size)
-        print(f"{size:>11,} observations loaded and rolled up in {time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"{size:>11,} observations loaded and rolled up in {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
         results[size] = page_timings(client, args.repeat)
         p50, p95, queries = results[size]
         print(f"{size:>11,} observations: metric page p50 {p50:.1f} ms, p95 {p95:.1f} ms, {queries} queries")

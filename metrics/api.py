@@ -438,6 +438,14 @@ class ComparisonOutput(serializers.Serializer):
     min_samples = serializers.IntegerField()
     verdict = serializers.ChoiceField(choices=["better", "worse", "no_difference", "insufficient_data"])
     reason = serializers.CharField()
+    approximate = serializers.BooleanField(
+        help_text="Read from the day rollups (a side has more rows than the rollup threshold): the whole "
+        "UTC days inside since/until, which then show that window."
+    )
+    accuracy = serializers.FloatField(
+        allow_null=True,
+        help_text="Where approximate: the relative error bound of every value, quantile and interval bound.",
+    )
 
 
 @extend_schema(tags=["metrics"], parameters=[ComparisonQuery], responses=ComparisonOutput)

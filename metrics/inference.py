@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import binom, mannwhitneyu, norm, t, ttest_ind
+from scipy.stats import binom, mannwhitneyu, norm, t, ttest_ind, ttest_ind_from_stats
 
 from core.numbers import p_statement
 
@@ -78,7 +78,8 @@ def infer(
     if direction not in DIRECTIONS:
         raise ValueError(f"unknown direction {direction}")
     higher = direction == "higher_is_better"
-    base, cand = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
+    # A rollup sketch (metrics.rollups) stands for a sorted sample: len(), [i] by rank, its moments.
+    base, cand = (x if hasattr(x, "moments") else np.asarray(x, dtype=float) for x in (baseline, candidate))
     if statistic in QUANTILES:
         return _quantile(statistic, QUANTILES[statistic], higher, base, cand, alpha)
     if statistic == "mean":
@@ -164,8 +165,12 @@ def _mean(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float) -> Inf
     sides, moments = [], []
     for x in (base, cand):
         n = len(x)
-        mean = float(x.mean()) if n else None
-        var = float(x.var(ddof=1)) / n if n >= 2 else None
+        if hasattr(x, "moments"):
+            mean, var = x.moments.mean, x.moments.variance
+            var = var / n if var is not None else None
+        else:
+            mean = float(x.mean()) if n else None
+            var = float(x.var(ddof=1)) / n if n >= 2 else None
         ci = None
         if var is not None:
             half = float(t.ppf(1 - alpha / 2, n - 1)) * math.sqrt(var)
@@ -177,7 +182,14 @@ def _mean(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float) -> Inf
         why = "a side has fewer than 2 observations: no variance, no interval."
     if why:
         return Inference("mean", "welch-fieller", alpha, *sides, ratio, None, None, why)
-    test = ttest_ind(cand, base, equal_var=False, alternative="greater" if higher else "less")
+    alternative = "greater" if higher else "less"
+    if hasattr(base, "moments"):
+        (mb, vb, nb), (mc, vc, nc) = moments
+        test = ttest_ind_from_stats(
+            mc, math.sqrt(vc * nc), nc, mb, math.sqrt(vb * nb), nb, equal_var=False, alternative=alternative
+        )
+    else:
+        test = ttest_ind(cand, base, equal_var=False, alternative=alternative)
     p = None if math.isnan(test.pvalue) else float(test.pvalue)
     (num, var_num, n_num), (den, var_den, n_den) = moments[::-1] if higher else moments
     ci, why = _fieller(num, var_num, n_num, den, var_den, n_den, alpha)
@@ -212,10 +224,21 @@ def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float
         )
     # Relative performance r = cand/base (higher is better) or base/cand (lower is better), so
     # "r > t" is "cand > t·base" or "cand < base/t": the baseline moved by t in the better direction.
-    moved = base * null_ratio if higher else base / null_ratio
     better, worse = ("greater", "less") if higher else ("less", "greater")
-    p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
-    p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
+    if hasattr(base, "moments"):  # from the histograms: values tie within a bucket
+        from metrics.rollups.mannwhitney import mannwhitneyu_grouped
+
+        cand_values, cand_counts = cand.grouped()
+        base_values, base_counts = base.grouped()
+        moved_values = base_values * null_ratio if higher else base_values / null_ratio
+        p_better, p_worse = (
+            mannwhitneyu_grouped(cand_values, cand_counts, moved_values, base_counts, alternative=side)
+            for side in (better, worse)
+        )
+    else:
+        moved = base * null_ratio if higher else base / null_ratio
+        p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
+        p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
     u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > moved base) + ½ P(tie)
     return Inference(
         "distribution",

@@ -184,6 +184,10 @@ class IngestBatch(models.Model):
     inserted = models.PositiveIntegerField()
     definition_ids = ArrayField(models.BigIntegerField(), default=list)
     workload_ids = ArrayField(models.BigIntegerField(), default=list)
+    # The span of the batch's observed_at values: which days' rollups it touched (there is no index on
+    # observations by batch, so the rollup refresh cannot ask the rows).
+    observed_from = models.DateTimeField(null=True, blank=True)
+    observed_to = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -306,3 +310,62 @@ class PullSource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.definition.key} on {self.system.key} from {self.base_url}"
+
+
+class ObservationRollup(models.Model):
+    """One UTC day of one series (definition version × system × workload), summarised (metrics.rollups).
+
+    The moments are exact; `bins`/`negative_bins` are a log-bucket histogram ({bucket key: count}) of
+    the positive values and of the negative values' magnitudes, with `zeros` apart: every value is
+    within a fixed relative accuracy of its bucket's representative (metrics.rollups.sketch). Days
+    merge by adding, so any window of whole days is read from these rows alone."""
+
+    definition = models.ForeignKey(
+        MetricDefinition, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    # The unique constraint's index (definition, system, workload, day) serves every read.
+    system = models.ForeignKey(
+        System, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    workload = models.ForeignKey(
+        Workload, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    day = models.DateField()
+    n = models.BigIntegerField()
+    total = models.FloatField(help_text="Sum of the values.")
+    m2 = models.FloatField(help_text="Sum of squared deviations from the day's mean (numerically stable).")
+    sumsq = models.FloatField(help_text="Sum of the squared values.")
+    min = models.FloatField()
+    max = models.FloatField()
+    zeros = models.BigIntegerField(default=0)
+    bins = models.JSONField(default=dict)
+    negative_bins = models.JSONField(default=dict)
+    refreshed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["definition", "system", "workload", "day"], name="rollup_one_per_series_day"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.definition_id}/{self.system_id}/{self.workload_id} {self.day}: n={self.n}"
+
+
+class RollupStale(models.Model):
+    """A day of a definition × workload whose rollups must be recomputed (written by the ingest's
+    transaction, cleared by the rollups_refresh task that recomputed it)."""
+
+    definition_id = models.BigIntegerField()
+    workload_id = models.BigIntegerField()
+    day = models.DateField()
+    marked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["definition_id", "workload_id", "day"], name="rollupstale_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"stale rollup {self.definition_id}/{self.workload_id} {self.day}"

@@ -31,3 +31,24 @@ def observations_partitions_create() -> list[str]:
     from metrics.partitions import observations_partitions_create as create
 
     return create()
+
+
+@shared_task(**queue_options("ingest"))
+def rollups_refresh() -> int:
+    """Recompute the day rollups that ingest marked stale (metrics.rollups.maintain); idempotent.
+    Also on beat: a refresh whose message was lost is caught up within minutes."""
+    from metrics.rollups.maintain import rollups_refresh_stale
+
+    cleared = total = rollups_refresh_stale()
+    while cleared:  # marks left over beyond one transaction's limit
+        cleared = rollups_refresh_stale()
+        total += cleared
+    return total
+
+
+@shared_task(**queue_options("ingest"))
+def rollups_rebuild(definition_ids: list[int]) -> int:
+    """Recompute every day of these definitions (a batch that did not record the span it touched)."""
+    from metrics.rollups.maintain import rollups_rebuild as rebuild
+
+    return rebuild(definition_ids=definition_ids)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from metrics import services as metric_services
 from metrics.models import MetricDefinition, Observation, System, Workload
+from metrics.rollups.maintain import rollups_rebuild
 from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program
 
@@ -224,3 +225,4 @@ def _shadow_period(metric_owner) -> None:
         )
         for row in Observation.objects.filter(definition=v1)
     )
+    rollups_rebuild(definition_ids=[v2.pk])  # rows written directly: their day rollups too

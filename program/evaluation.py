@@ -162,6 +162,13 @@ def _judged(criterion: Criterion, comparison: Comparison):
     return ratio, ratio_ci, "relative performance", comparison.reason
 
 
+def _window(comparison: Comparison, since, until) -> dict:
+    """The window read: from rollups, the whole days inside the criterion's window."""
+    if comparison.approximate:
+        since, until = comparison.since, comparison.until or until
+    return {"since": since.isoformat() if since else None, "until": until.isoformat()}
+
+
 def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
     """What the judgement read, as JSON: enough to answer "why did it pass or fail?" on its own."""
 
@@ -180,7 +187,7 @@ def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
         "direction": comparison.direction,
         "statistic": comparison.statistic,
         "workload": comparison.workload,
-        "window": {"since": since.isoformat() if since else None, "until": until.isoformat()},
+        "window": _window(comparison, since, until),
         "method": comparison.method,
         "alpha": comparison.alpha,
         "baseline": side(comparison.baseline),
@@ -194,4 +201,6 @@ def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
         "null_ratio": comparison.null_ratio,
         "verdict": comparison.verdict,
         "reason": comparison.reason,
+        "approximate": comparison.approximate,
+        "accuracy": comparison.accuracy,
     }

@@ -10,12 +10,15 @@ from django.urls import reverse
 
 from core.outbox import outbox_add
 from metrics.dependents import Dependent, supersede_provider_register
-from metrics.signals import definition_superseded, observations_ingested
+from metrics.signals import definition_superseded, observations_ingested, rollups_refreshed
 from program.models import Gate
 
 
 @receiver(observations_ingested, dispatch_uid="program.evaluate_after_ingest")
+@receiver(rollups_refreshed, dispatch_uid="program.evaluate_after_rollups")
 def evaluate_after_ingest(sender, *, definition_ids, **kwargs):
+    """After a batch, and again once its day rollups are recomputed (criteria judged from rollups see
+    the batch only then); a gate's evaluation not started yet absorbs the second request."""
     from program.services import gates_evaluate_for_definitions
 
     gates_evaluate_for_definitions(definition_ids)

@@ -266,6 +266,8 @@ CELERY_TASK_ROUTES = {
     "program.tasks.evaluate_gate": {"queue": "evaluation"},
     "program.tasks.evaluate_open_gates": {"queue": "evaluation"},
     "metrics.tasks.pull_prometheus": {"queue": "ingest"},
+    "metrics.tasks.rollups_refresh": {"queue": "ingest"},
+    "metrics.tasks.rollups_rebuild": {"queue": "ingest"},
 }
 # (soft, hard) time limits in seconds per queue; the soft limit raises in the task, the hard one kills.
 TASK_TIME_LIMITS = {
@@ -320,7 +322,13 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "metrics.tasks.observations_partitions_create",
         "schedule": crontab(hour=2, minute=41),
     },
+    "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
 }
+# Comparisons and gate criteria with more rows than this on a side read the day rollups (approximate,
+# metrics.rollups); smaller windows are read exactly from the rows. 100,000, not 200,000: at 10M rows the
+# demo program's criteria have ~137,000 rows a side, and each exact one cost ~65 ms to read plus ~50 ms
+# for the evaluation's inputs fingerprint, 1.3 s for the program (benchmarks/gates.py), 0.13 s from rollups.
+ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=100_000)
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
 # `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.

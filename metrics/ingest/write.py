@@ -8,6 +8,7 @@ value an error for that row.
 
 from __future__ import annotations
 
+from datetime import UTC
 from itertools import repeat
 from typing import NoReturn
 
@@ -15,7 +16,7 @@ import psycopg
 from django.db import connection, transaction
 
 from core.errors import ApplicationError
-from metrics.ingest.check import DEFINITION, RUN_ID, SYSTEM, WORKLOAD, ValidRows
+from metrics.ingest.check import DEFINITION, OBSERVED_AT, RUN_ID, SYSTEM, WORKLOAD, ValidRows
 from metrics.ingest.rules import MSG_INVALID, repeat_error
 from metrics.models import IngestBatch
 
@@ -117,6 +118,10 @@ def batch_write(valid: ValidRows, *, received: int, submitted_by, source: str) -
         inserted=len(valid),  # corrected below when some rows were already stored
         definition_ids=valid.distinct(DEFINITION),
         workload_ids=valid.distinct(WORKLOAD),
+        # The days the batch touched, for the rollup refresh (metrics.rollups). In UTC: PostgreSQL
+        # refuses offsets beyond ±15:59, which Python accepts.
+        observed_from=min(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
+        observed_to=max(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
     )
     inserted = rows_write(valid, batch.pk)
     if inserted != batch.inserted:

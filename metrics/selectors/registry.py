@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db import connection
 from django.db.models import Case, Count, OuterRef, QuerySet, Subquery, When
 
 from core.errors import ApplicationError
 from metrics.models import MetricDefinition, Observation
+from metrics.rollups.sketch import Sketch, percentile_cont
 
 
 def definition_resolve(ref: str, *, field: str = "metric", require_active: bool = False) -> MetricDefinition:
@@ -83,31 +84,37 @@ def observations_list() -> QuerySet[Observation]:
 
 
 SERIES_SQL = """
-SELECT w.key, s.key, date_trunc('day', o.observed_at) AS day,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY o.value), count(*)
-FROM metrics_observation o
-JOIN metrics_system s ON s.id = o.system_id
-JOIN metrics_workload w ON w.id = o.workload_id
-WHERE o.definition_id = %s {window}
-GROUP BY w.key, s.key, day
-ORDER BY w.key, s.key, day
+SELECT w.key, s.key, r.day::timestamp AT TIME ZONE 'UTC', r.n, r.total, r.m2, r.min, r.max, r.zeros, r.bins, r.negative_bins
+FROM metrics_observationrollup r
+JOIN metrics_system s ON s.id = r.system_id
+JOIN metrics_workload w ON w.id = r.workload_id
+WHERE r.definition_id = %s {window}
+ORDER BY w.key, s.key, r.day
 """
 
 
 def series_daily(
-    definition: MetricDefinition, *, since: datetime | None = None, until: datetime | None = None
+    definition: MetricDefinition, *, since: date | None = None, until: date | None = None
 ) -> dict[str, dict[str, list[tuple[datetime, float, int]]]]:
-    """{workload: {system: [(day, median, n), …]}} for charts; one query."""
+    """{workload: {system: [(day's midnight UTC, median, n), …]}} for charts, UTC days since..until
+    (exclusive); one query.
+
+    Read from the day rollups alone (metrics.rollups): each median is within the sketch's accuracy."""
     window, params = "", [definition.pk]
     if since:
-        window += " AND o.observed_at >= %s"
+        window += " AND r.day >= %s"
         params.append(since)
     if until:
-        window += " AND o.observed_at < %s"
+        window += " AND r.day < %s"
         params.append(until)
     series: dict[str, dict[str, list]] = {}
     with connection.cursor() as cursor:
         cursor.execute(SERIES_SQL.format(window=window), params)
-        for workload, system, day, median, n in cursor.fetchall():
-            series.setdefault(workload, {}).setdefault(system, []).append((day, median, n))
+        for workload, system, day, n, total, m2, low, high, zeros, bins, negative in cursor.fetchall():
+            sketch = Sketch()
+            sketch.moments.add(n, total, m2, low, high)
+            sketch.add_bins(bins, negative, zeros)
+            series.setdefault(workload, {}).setdefault(system, []).append(
+                (day, percentile_cont(sketch, 0.5), n)
+            )
     return series

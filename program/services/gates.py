@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 import orjson
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
@@ -21,6 +22,7 @@ from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
+from metrics.rollups.read import Window, rollup_summaries
 from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
 
@@ -76,21 +78,37 @@ def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
 
 def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     """What the judgements depend on, read cheaply: each criterion's fields and, per measured one,
-    the count, sum and latest time of its observations on each side (one aggregate over the covering
-    index, where a comparison sorts and ranks every value). Observations are only ever added."""
+    the count, sum and latest time of its observations on each side. A criterion over the rollup
+    threshold is judged from the day rollups (metrics.rollups), so their count, sum and last refresh
+    are its inputs (one query for all, no row read); the others' come from one aggregate over the
+    covering index each, where a comparison sorts and ranks every value. Observations are only ever
+    added."""
     now = timezone.now()
-    payload: list = [program.baseline_system_id, program.candidate_system_id]
+    sides_ids = [program.baseline_system_id, program.candidate_system_id]
+    payload: list = [*sides_ids]
+    measured = [
+        c
+        for c in sorted(criteria, key=lambda c: c.pk)
+        if c.kind != Criterion.Kind.MANUAL and not c.unbound_slots  # the others are judged without data
+    ]
+    windows = [
+        Window(c.metric_id, c.workload_id, now - timedelta(days=c.window_days) if c.window_days else None)
+        for c in measured
+    ]
+    summaries = rollup_summaries(windows, baseline_id=sides_ids[0], candidate_id=sides_ids[1])
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
-        if c.kind == Criterion.Kind.MANUAL or c.unbound_slots:  # judged without reading data
+    for c, window, summary in zip(measured, windows, summaries, strict=True):
+        if any(n > settings.ROLLUP_THRESHOLD for n, _, _ in summary.values()):
+            payload.append(
+                [c.metric.unit, c.metric.direction, c.metric.statistic, "rollups", sorted(summary.items())]
+            )
             continue
-        rows = Observation.objects.filter(
-            definition_id=c.metric_id, system_id__in=[program.baseline_system_id, program.candidate_system_id]
-        )
+        rows = Observation.objects.filter(definition_id=c.metric_id, system_id__in=sides_ids)
         if c.workload_id:
             rows = rows.filter(workload_id=c.workload_id)
-        if c.window_days:
-            rows = rows.filter(observed_at__gte=now - timedelta(days=c.window_days))
+        if window.since:
+            rows = rows.filter(observed_at__gte=window.since)
         sides = rows.values("system_id").annotate(n=Count("*"), total=Sum("value"), last=Max("observed_at"))
         payload.append([c.metric.unit, c.metric.direction, c.metric.statistic, *sides.order_by("system_id")])
     return hashlib.sha256(orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS)).hexdigest()

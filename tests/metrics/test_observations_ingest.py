@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from core.models import OutboxMessage
 from metrics.ingest import MAX_ROWS
 from metrics.models import IngestBatch, Observation
 from tests.metrics.factories import definition, reference_data, row
@@ -46,7 +47,14 @@ def test_valid_batch_is_stored_and_announced(client, ref):
     batch = IngestBatch.objects.get()
     assert batch.definition_ids == [ref["latency"].pk]
     assert batch.workload_ids == [ref["medium"].pk]
-    assert len(callbacks) == 1  # one announcement per batch, never per row
+    # One announcement per batch, never per row, and its listeners' follow-ups (one coalesced rollup
+    # refresh) queued in the batch's transaction.
+    assert len(callbacks) == 1
+    assert OutboxMessage.objects.filter(task="metrics.tasks.rollups_refresh").count() == 1
+    assert (batch.observed_from, batch.observed_to) == (
+        min(o.observed_at for o in Observation.objects.all()),
+        max(o.observed_at for o in Observation.objects.all()),
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from metrics.models import Observation
+from metrics.rollups.maintain import rollups_rebuild
 from tests.metrics.factories import definition, reference_data
 
 
@@ -29,6 +30,7 @@ def grow(ref, size: int) -> None:
         )
         for i in range(size * 20)
     )
+    rollups_rebuild(definition_ids=[ref["latency"].pk])  # written directly: the charts read the rollups
 
 
 def count_queries(fetch) -> int:
@@ -62,3 +64,33 @@ def test_constant_queries(client, viewer, path):
     large = count_queries(lambda: client.get(path))
     assert large == small, f"{path}: {small} queries on small data, {large} on large"
     assert small <= 14
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/metrics/latency/",
+        "/metrics/compare/?metric=latency&baseline=legacy&candidate=rebuilt&statistic=distribution",
+        "/api/v1/comparisons/?metric=latency&baseline=legacy&candidate=rebuilt",
+    ],
+)
+@pytest.mark.django_db
+def test_constant_queries_from_rollups(client, viewer, path, settings):
+    """Over the rollup threshold the comparisons read the day rollups: still a constant count."""
+    settings.ROLLUP_THRESHOLD = 5
+    ref = reference_data()
+    client.force_login(viewer)
+    grow(ref, 2)
+    client.get(path)
+    small = count_queries(lambda: client.get(path))
+    grow(ref, 40)
+    with CaptureQueriesContext(connection) as context:
+        response = client.get(path)
+    assert response.status_code == 200
+    assert len(context.captured_queries) == small
+    assert "metrics_observationrollup" in " ".join(q["sql"] for q in context.captured_queries)
+    if "compar" in path:
+        assert (
+            "Approximate: read from the day rollups" in response.content.decode()
+            or response.json()["approximate"]
+        )

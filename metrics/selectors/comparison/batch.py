@@ -15,7 +15,8 @@ from datetime import datetime
 from django.db import connection
 
 from metrics.models import System
-from metrics.selectors.comparison.sql import Side, _side
+from metrics.rollups.read import Window, sketches_over_threshold
+from metrics.selectors.comparison.sql import Side, _side, sketch_side
 
 BATCH_SQL = """
 WITH wanted (idx, definition_id, workload_id, since) AS (VALUES {rows})
@@ -41,19 +42,34 @@ class SidesRequest:
 def sides_fetch_many(
     requests: list[SidesRequest], *, baseline: System, candidate: System
 ) -> list[tuple[Side, Side]]:
-    """Both sides of every request, in the requests' order, in one query (none for no requests)."""
+    """Both sides of every request, in the requests' order, in at most three queries whatever their
+    number (none for no requests): the rollups' counts, the sketches of the windows over the rollup
+    threshold (metrics.rollups.read), and the exact samples of the others."""
     if not requests:
         return []
+    large = sketches_over_threshold(
+        [Window(r.definition_id, r.workload_id, r.since) for r in requests],
+        baseline_id=baseline.pk,
+        candidate_id=candidate.pk,
+    )
+    exact = [(i, r) for i, r in enumerate(requests) if i not in large]
+    rows = _exact_rows(exact, baseline=baseline, candidate=candidate) if exact else {}
+    return [
+        (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1]))
+        if i in large
+        else (_side(baseline, rows.get((i, baseline.pk))), _side(candidate, rows.get((i, candidate.pk))))
+        for i in range(len(requests))
+    ]
+
+
+def _exact_rows(exact, *, baseline: System, candidate: System) -> dict[tuple[int, int], tuple]:
     params: list = []
-    for index, request in enumerate(requests):
+    for index, request in exact:
         params += [index, request.definition_id, request.workload_id, request.since]
     params += [baseline.pk, candidate.pk]
     rows: dict[tuple[int, int], tuple[float, list[float]]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(BATCH_SQL.format(rows=", ".join([ROW] * len(requests))), params)
+        cursor.execute(BATCH_SQL.format(rows=", ".join([ROW] * len(exact))), params)
         for index, system_id, mean, values in cursor.fetchall():
             rows[(index, system_id)] = (mean, values)
-    return [
-        (_side(baseline, rows.get((i, baseline.pk))), _side(candidate, rows.get((i, candidate.pk))))
-        for i in range(len(requests))
-    ]
+    return rows

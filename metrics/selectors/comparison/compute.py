@@ -13,6 +13,8 @@ from datetime import datetime
 
 from metrics.inference import STATISTICS, infer
 from metrics.models import MetricDefinition, System, Workload
+from metrics.rollups.read import effective_window
+from metrics.rollups.sketch import ACCURACY
 from metrics.selectors.comparison.sql import Side, SideStats, sides_fetch
 from metrics.selectors.comparison.verdict import comparison_verdict
 
@@ -45,6 +47,10 @@ class Comparison:
     min_samples: int
     verdict: str
     reason: str
+    # Read from the day rollups (a side over settings.ROLLUP_THRESHOLD rows): every value and bound is
+    # within `accuracy` (relative) of the exact one over the whole days of the window (since/until).
+    approximate: bool = False
+    accuracy: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -113,6 +119,9 @@ def comparison_of_sides(
         null_ratio=null_ratio,
     )
     outcome = comparison_verdict(inference=inference, min_samples=min_samples)
+    approximate = base.approximate or cand.approximate
+    if approximate:
+        since, until = effective_window(since, until)
     return Comparison(
         metric=definition.ref,
         unit=definition.unit,
@@ -137,4 +146,6 @@ def comparison_of_sides(
         min_samples=min_samples,
         verdict=outcome.verdict,
         reason=outcome.reason,
+        approximate=approximate,
+        accuracy=ACCURACY if approximate else None,
     )

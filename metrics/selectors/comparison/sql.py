@@ -1,5 +1,9 @@
 """The PostgreSQL part of a comparison: each side's sample, read once and sorted once.
 
+First the day rollups say how many rows each side has (metrics.rollups.read): over
+settings.ROLLUP_THRESHOLD on a side, both sides are the merged day sketches and no row is read
+(approximate, within metrics.rollups.sketch.ACCURACY). Otherwise the exact read below.
+
 One query returns each side's mean (PostgreSQL's avg) and its values as a float8 array in binary;
 numpy sorts each array once. The quantiles, min and max are then read off the sorted array the way
 PostgreSQL's percentile_cont computes them, to the last bit, so the database neither scans nor sorts
@@ -8,7 +12,6 @@ the rows a second time. The sorted samples go on to the tests, which need no fur
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,6 +20,8 @@ import psycopg
 from django.db import connection
 
 from metrics.models import MetricDefinition, System, Workload
+from metrics.rollups.read import Window, sketches_over_threshold
+from metrics.rollups.sketch import Sketch, percentile_cont
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
@@ -50,17 +55,11 @@ class SideStats:
 @dataclass(frozen=True)
 class Side:
     stats: SideStats
-    sample: np.ndarray  # every value in the window, ascending
+    sample: np.ndarray | Sketch  # every value in the window, ascending; or its rollup sketch
 
-
-def percentile_cont(ordered: np.ndarray, fraction: float) -> float:
-    """PostgreSQL's percentile_cont of an ascending, non-empty sample (orderedsetaggs.c, float8_lerp)."""
-    position = fraction * (len(ordered) - 1)
-    low, high = math.floor(position), math.ceil(position)
-    if low == high:
-        return float(ordered[low])
-    low_value, high_value = float(ordered[low]), float(ordered[high])
-    return low_value + (position - low) * (high_value - low_value)
+    @property
+    def approximate(self) -> bool:
+        return isinstance(self.sample, Sketch)
 
 
 def _filters(workload: Workload | None, since: datetime | None, until: datetime | None) -> tuple[str, dict]:
@@ -90,6 +89,17 @@ def _side(system: System, row: tuple[float, list[float]] | None) -> Side:
     return Side(stats, ordered)
 
 
+def sketch_side(system: System, sketch: Sketch) -> Side:
+    """A side read from rollups: the same statistics, each within the sketch's accuracy."""
+    if not len(sketch):
+        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sketch)
+    quantiles = {name: percentile_cont(sketch, fraction) for name, fraction in QUANTILES.items()}
+    stats = SideStats(
+        system.key, len(sketch), sketch.moments.mean, **quantiles, min=sketch[0], max=sketch[-1]
+    )
+    return Side(stats, sketch)
+
+
 def sides_fetch(
     *,
     definition: MetricDefinition,
@@ -100,6 +110,11 @@ def sides_fetch(
     until: datetime | None = None,
 ) -> tuple[Side, Side]:
     """Both sides in one read. Binary transfer needs psycopg's own cursor: Django's cannot do it."""
+    window = Window(definition.pk, workload.pk if workload else None, since, until)
+    large = sketches_over_threshold([window], baseline_id=baseline.pk, candidate_id=candidate.pk)
+    if large:
+        base, cand = large[0]
+        return sketch_side(baseline, base), sketch_side(candidate, cand)
     filters, params = _filters(workload, since, until)
     params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
     connection.ensure_connection()
