@@ -133,6 +133,12 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 # URL such as redis://127.0.0.1:6379/1 (production refuses to start without one). Without CACHE_URL each
 # process keeps its own counts in memory, which is only right for a single `runserver`.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+# Read caches in that cache (core/read_cache.py): token lookups, and the freeze check's data. A change
+# reaches other processes only through a shared cache, so they are on by default only with CACHE_URL.
+READ_CACHE = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", default="")))
+# The longest a cached token lookup lives; every change to tokens, users, groups or permissions ends
+# them all at once anyway. The bound is for a change made while the cache could not be reached.
+TOKEN_CACHE_SECONDS = env.int("TOKEN_CACHE_SECONDS", default=300)
 
 # Content-Security-Policy on every response: scripts and styles only from our own static files, so an
 # injected <script> or inline handler does not run. Style *attributes* stay allowed (style-src-attr): the
@@ -169,7 +175,7 @@ STORAGES = {
 REST_FRAMEWORK = {
     # Token first, so an anonymous API call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "core.api.token_auth.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
