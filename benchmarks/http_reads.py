@@ -58,7 +58,9 @@ def ensure_demo() -> None:
     from metrics.models import Observation
 
     if not Observation.objects.filter(source="demo").exists():
-        subprocess.run([sys.executable, "manage.py", "load_demo"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "manage.py", "load_demo"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL
+        )
 
 
 def ensure_observations(target: int) -> int:
@@ -75,10 +77,13 @@ def ensure_observations(target: int) -> int:
     start = datetime.now(UTC) - timedelta(days=90)
     connection.ensure_connection()
     raw = connection.connection  # autocommit: the COPY commits by itself
-    with raw.cursor() as cursor, cursor.copy(
-        "COPY metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at, run_id,"
-        " source, tags) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
+    with (
+        raw.cursor() as cursor,
+        cursor.copy(
+            "COPY metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at, run_id,"
+            " source, tags) FROM STDIN (FORMAT BINARY)"
+        ) as copy,
+    ):
         copy.set_types(["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "jsonb"])
         offset = have
         for i in range(offset, offset + missing):
@@ -249,7 +254,9 @@ def run_wrk(base: str, paths: list[str], token: str, seconds: float, connections
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--observations", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=int, default=5, help="length of one slice of load")
     parser.add_argument("--rounds", type=int, default=4, help="slices per endpoint, alternated")
@@ -265,7 +272,9 @@ def main() -> None:
     components = check_components()
     check_paths = [f"/api/v1/freeze/check/?component={key}" for key in components]
     endpoints = {"bare-drf": [BARE_PATH], "list": [LIST_PATH], "freeze-check": check_paths}
-    queries = queries_per_request({"bare-drf": BARE_PATH, "list": LIST_PATH, "freeze-check": check_paths[0]}, token)
+    queries = queries_per_request(
+        {"bare-drf": BARE_PATH, "list": LIST_PATH, "freeze-check": check_paths[0]}, token
+    )
     from django.db import connection
 
     connection.close()
@@ -279,7 +288,9 @@ def main() -> None:
                 response = httpx.get(base + path, headers={"Authorization": f"Token {token}"}, timeout=30)
                 assert response.status_code == 200, (name, path, response.status_code, response.text[:300])
             run_wrk(base, paths, token, 1, args.connections)
-        totals = {name: {"requests": 0, "seconds": 0.0, "p50": [], "p95": [], "errors": 0} for name in endpoints}
+        totals = {
+            name: {"requests": 0, "seconds": 0.0, "p50": [], "p95": [], "errors": 0} for name in endpoints
+        }
         for _ in range(args.rounds):
             for name, paths in endpoints.items():
                 result = run_wrk(base, paths, token, args.seconds, args.connections)

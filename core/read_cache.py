@@ -42,7 +42,7 @@ def current_generation(key: str) -> str | None:
             cache.add(key, new_generation(), timeout=None)
             generation = cache.get(key)
         return generation
-    except Exception:  # noqa: BLE001 - any cache failure means "do not cache", never a failed request
+    except Exception:  # any cache failure means "do not cache", never a failed request
         logger.warning("read cache unreachable; reading %s from the database", key, exc_info=True)
         return None
 
@@ -56,5 +56,5 @@ def bump(key: str) -> None:
 def _replace(key: str) -> None:
     try:
         cache.set(key, new_generation(), timeout=None)
-    except Exception:  # noqa: BLE001
+    except Exception:
         logger.error("read cache generation %s not replaced; entries expire by their TTL", key, exc_info=True)

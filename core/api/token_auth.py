@@ -37,7 +37,7 @@ class CachedTokenAuthentication(TokenAuthentication):
         entry = entry_key(key)
         try:
             found = cache.get_many([GENERATION_KEY, entry])
-        except Exception:  # noqa: BLE001 - an unreachable cache means the database answers
+        except Exception:  # an unreachable cache means the database answers
             logger.warning("token cache unreachable", exc_info=True)
             return super().authenticate_credentials(key)
         generation = found.get(GENERATION_KEY)
@@ -54,6 +54,6 @@ class CachedTokenAuthentication(TokenAuthentication):
         if generation is not None:
             try:
                 cache.set(entry, (generation, token), timeout=settings.TOKEN_CACHE_SECONDS)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 logger.warning("token cache unreachable", exc_info=True)
         return user, token

@@ -42,5 +42,11 @@ def connect() -> None:
     for model in (Token, Group, Permission, user_model):
         post_delete.connect(auth_changed, sender=model, dispatch_uid=f"auth_cache.delete.{model.__name__}")
     post_save.connect(_user_saved, sender=user_model, dispatch_uid="auth_cache.save.user")
-    for through in (user_model.groups.through, user_model.user_permissions.through, Group.permissions.through):
-        m2m_changed.connect(_membership_changed, sender=through, dispatch_uid=f"auth_cache.m2m.{through.__name__}")
+    for through in (
+        user_model.groups.through,
+        user_model.user_permissions.through,
+        Group.permissions.through,
+    ):
+        m2m_changed.connect(
+            _membership_changed, sender=through, dispatch_uid=f"auth_cache.m2m.{through.__name__}"
+        )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, Permission
 from django.core.cache import cache
-from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIRequestFactory
