@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from core.errors import ApplicationError
 from core.telemetry.instruments import FREEZE_CHECKS
 from freeze import check_cache, selectors
+from freeze.check_json import plain
 from freeze.models import FreezeOverride
 
 
@@ -122,9 +123,9 @@ class FreezeCheckView(APIView):
         moment = query.validated_data.get("at") or timezone.now()
         key = query.validated_data["component"]
         # The CI hot path: cached facts, the same rule as selectors.freeze_check (freeze/check_cache.py).
-        facts = check_cache.facts_at(key, query.validated_data.get("program") or None, moment)
+        facts = check_cache.facts_at(key, query.validated_data.get("program") or None, moment, request)
         if facts.component is None:
             raise ApplicationError(f"Unknown component '{key}'.", status=404, field="component")
         check = check_cache.check_from_facts(facts, moment)
         FREEZE_CHECKS.labels(decision=check.decision).inc()
-        return Response(CheckOutput(check_as_dict(check)).data)
+        return Response(plain(check_as_dict(check)))

@@ -23,7 +23,7 @@ from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverrid
 from freeze.selectors import FreezeCheck, WindowLevel, decide, program_for_check
 from program.models import Program
 
-GENERATION_KEY = "freeze:generation"
+GENERATION_KEY = read_cache.register("freeze:generation")
 BUCKET = timedelta(hours=1)
 
 
@@ -81,10 +81,11 @@ def _cached_facts(
     return load_facts(component_key, program_slug, start)
 
 
-def facts_at(component_key: str, program_slug: str | None, moment: datetime) -> CheckFacts:
-    """The facts for `moment`'s hour, from this process's cache while the freeze generation holds."""
+def facts_at(component_key: str, program_slug: str | None, moment: datetime, request=None) -> CheckFacts:
+    """The facts for `moment`'s hour, from this process's cache while the freeze generation holds
+    (read with the request's token lookup when there is one)."""
     start = bucket_of(moment)
-    generation = read_cache.current_generation(GENERATION_KEY) if read_cache.enabled() else None
+    generation = read_cache.generation_for(request, GENERATION_KEY)
     if generation is None:
         return load_facts(component_key, program_slug, start)
     return _cached_facts(generation, component_key, program_slug, start)

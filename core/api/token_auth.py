@@ -22,7 +22,7 @@ from core.roles import group_names
 
 logger = logging.getLogger(__name__)
 
-GENERATION_KEY = "auth:generation"
+GENERATION_KEY = read_cache.register("auth:generation")
 ENTRY_PREFIX = "auth:token:"
 
 
@@ -31,15 +31,27 @@ def entry_key(token_key: str) -> str:
 
 
 class CachedTokenAuthentication(TokenAuthentication):
+    """One instance per request (DRF makes them so): `generations` belong to this request."""
+
+    generations: dict[str, str] | None = None
+
+    def authenticate(self, request):
+        answer = super().authenticate(request)
+        if answer is not None and self.generations:
+            # Every read cache's generation, read before anything the view reads from the database.
+            setattr(getattr(request, "_request", request), read_cache.REQUEST_ATTRIBUTE, self.generations)
+        return answer
+
     def authenticate_credentials(self, key):
         if not read_cache.enabled():
             return super().authenticate_credentials(key)
         entry = entry_key(key)
         try:
-            found = cache.get_many([GENERATION_KEY, entry])
+            found = cache.get_many([entry, *read_cache.GENERATION_KEYS])
         except Exception:  # an unreachable cache means the database answers
             logger.warning("token cache unreachable", exc_info=True)
             return super().authenticate_credentials(key)
+        self.generations = {name: found[name] for name in read_cache.GENERATION_KEYS if name in found}
         generation = found.get(GENERATION_KEY)
         hit = found.get(entry)
         if generation is not None and hit is not None and hit[0] == generation:

@@ -11,15 +11,18 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from freeze import check_cache, services
-from freeze.api_check import check_as_dict
+from freeze.api_check import CheckOutput, check_as_dict
+from freeze.check_json import plain
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 from freeze.selectors import freeze_check
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 CHECK = "/api/v1/freeze/check/"
+render = JSONRenderer().render
 
 
 @pytest.fixture
@@ -181,7 +184,10 @@ def test_cached_answers_equal_the_database_query_at_every_moment(ref, lead, engi
             for moment in moments:
                 facts = check_cache.facts_at(component.key, program_slug, moment)
                 cached = check_as_dict(check_cache.check_from_facts(facts, moment))
-                assert cached == check_as_dict(freeze_check(component, moment, scope)), (component, moment)
+                queried = check_as_dict(freeze_check(component, moment, scope))
+                assert cached == queried, (component, moment)
+                # What the view sends (no serializer) renders as the schema's serializer would.
+                assert render(plain(cached)) == render(CheckOutput(queried).data)
 
 
 def test_the_hour_bucket_is_utc():
