@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from core import read_cache
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
+from freeze.recurrence import next_occurrence, occurrence_at
 from freeze.selectors import FreezeCheck, WindowLevel, decide, program_for_check
 from program.models import Program
 
@@ -32,6 +33,7 @@ class CheckFacts:
     program: Program | None
     component: Component | None  # None: no component has this key
     windows: tuple[FreezeWindow, ...]  # by (starts_at, pk), as freeze.selectors.in_force_at
+    spans: dict[int, tuple[tuple[datetime, datetime], ...]]  # window id → its spans meeting the hour
     levels: dict[int, str]  # window id → the component's explicit level
     overrides: tuple[FreezeOverride, ...]  # by (-ends_at, -pk), as selectors.override_in_force
     exceptions: tuple[FreezeException, ...]  # approved; by (-change_ends_at, -pk)
@@ -48,7 +50,7 @@ def load_facts(component_key: str, program_slug: str | None, start: datetime) ->
     program = program_for_check(program_slug)
     component = Component.objects.filter(key=component_key).first()
     if component is None:
-        return CheckFacts(program, None, (), {}, (), ())
+        return CheckFacts(program, None, (), {}, {}, (), ())
     windows = FreezeWindow.objects.filter(starts_at__lt=end, ends_at__gt=start)
     if program is not None:
         windows = windows.filter(program=program)
@@ -71,7 +73,35 @@ def load_facts(component_key: str, program_slug: str | None, start: datetime) ->
             change_ends_at__gt=start,
         ).order_by("-change_ends_at", "-pk")
     )
-    return CheckFacts(program, component, windows, levels, overrides, exceptions)
+    spans = {window.pk: spans_between(window, start, end) for window in windows}
+    return CheckFacts(program, component, windows, spans, levels, overrides, exceptions)
+
+
+def spans_between(
+    window: FreezeWindow, start: datetime, end: datetime
+) -> tuple[tuple[datetime, datetime], ...]:
+    """The window's spans in force at some moment of [start, end): the one in force at `start`,
+    then each starting before `end` (freeze.recurrence), so a check need not walk the rule."""
+    found = []
+    first = occurrence_at(window, start)
+    if first is not None:
+        found.append(first)
+    moment = start
+    while (following := next_occurrence(window, moment)) is not None and following[0] < end:
+        found.append(following)
+        moment = following[0]
+    return tuple(found)
+
+
+def span_at(
+    spans: tuple[tuple[datetime, datetime], ...], moment: datetime
+) -> tuple[datetime, datetime] | None:
+    """freeze.recurrence.occurrence_at from the spans: the latest start at or before `moment` decides."""
+    latest = None
+    for span in spans:
+        if span[0] <= moment and (latest is None or span[0] >= latest[0]):
+            latest = span
+    return latest if latest is not None and moment < latest[1] else None
 
 
 @lru_cache(maxsize=2048)
@@ -98,7 +128,7 @@ def check_from_facts(facts: CheckFacts, moment: datetime) -> FreezeCheck:
     for window in facts.windows:
         if not (window.starts_at <= moment < window.ends_at):
             continue
-        span = window.occurrence_at(moment)
+        span = span_at(facts.spans[window.pk], moment)
         if span is None:
             continue
         explicit = window.pk in facts.levels

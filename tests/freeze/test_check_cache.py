@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from freeze import check_cache, services
-from freeze.api_check import CheckOutput, check_as_dict
+from freeze.api_check import CheckOutput, CheckQuery, check_as_dict, usual_query
 from freeze.check_json import plain
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 from freeze.selectors import freeze_check
@@ -166,6 +167,12 @@ def test_cached_answers_equal_the_database_query_at_every_moment(ref, lead, engi
         occurrence_duration=timedelta(minutes=20),
     )  # fmt: skip
     FreezeEntry.objects.create(window=nightly, component=trainer, level="frozen")
+    late = FreezeWindow.objects.create(
+        program=program, name="season starts mid-hour", starts_at=now + timedelta(minutes=33),
+        ends_at=now + timedelta(days=2), default_level="approval", rrule="FREQ=DAILY", timezone="UTC",
+        occurrence_duration=timedelta(minutes=7),
+    )  # fmt: skip
+    FreezeEntry.objects.create(window=late, component=ref["dashboards"], level="frozen")
     FreezeOverride.objects.create(
         component=trainer, opened_by=lead, reason="r", starts_at=now + timedelta(minutes=50),
         ends_at=now + timedelta(minutes=55),
@@ -188,6 +195,32 @@ def test_cached_answers_equal_the_database_query_at_every_moment(ref, lead, engi
                 assert cached == queried, (component, moment)
                 # What the view sends (no serializer) renders as the schema's serializer would.
                 assert render(plain(cached)) == render(CheckOutput(queried).data)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"component": "kernels"},
+        {"component": "kernels", "program": "rebuild"},
+        {"component": "kernels", "program": ""},
+        {"component": " kernels "},
+        {"component": ""},
+        {"component": "ker nels"},
+        {"component": "kernels", "at": "2026-01-01T00:00:00Z"},
+        {"component": "kernels", "extra": "1"},
+        {"program": "rebuild"},
+        {},
+    ],
+)
+def test_the_usual_query_is_read_as_the_serializer_reads_it(params):
+    """The fast reading of the CI call answers only where CheckQuery would accept the same values."""
+    query = QueryDict(mutable=True)
+    query.update(params)
+    fast = usual_query(query)
+    if fast is not None:
+        checked = CheckQuery(data=query)
+        assert checked.is_valid(), checked.errors
+        assert {key: value for key, value in fast.items() if value is not None} == checked.validated_data
 
 
 def test_the_hour_bucket_is_utc():
