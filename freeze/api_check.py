@@ -10,10 +10,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.plain_json import plain
 from core.errors import ApplicationError
 from core.telemetry.instruments import FREEZE_CHECKS
 from freeze import check_cache, selectors
-from freeze.check_json import plain
 from freeze.models import FreezeOverride
 
 

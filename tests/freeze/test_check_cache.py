@@ -15,9 +15,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
+from core.api.plain_json import plain
 from freeze import check_cache, services
 from freeze.api_check import CheckOutput, CheckQuery, check_as_dict, usual_query
-from freeze.check_json import plain
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 from freeze.selectors import freeze_check
 from tests.freeze.factories import freeze_setup, submitted_exception

@@ -1,9 +1,9 @@
-"""JSON-ready values without DRF serializers, for the freeze check (the CI hot path).
+"""JSON-ready values written as DRF's serializers write them, for hot read paths that skip them.
 
-Building the nested CheckOutput serializer cost more than the rest of a cached check (DRF deep-copies
-its fields per instance). `plain` writes check_as_dict's values the way DRF does — times as ISO 8601
-in UTC with "Z" for +00:00, choices as their values; tests hold the rendered answer equal to
-CheckOutput's, which stays the schema (freeze.api_check).
+Building a nested serializer per request cost more than the rest of a cached freeze check (DRF
+deep-copies its fields per instance), and a ModelSerializer more than the observations page's query.
+`plain` writes values the way DRF does — times as ISO 8601 in UTC with "Z" for +00:00, choices as
+their values; the callers' tests hold their answers equal to the serializers', which stay the schema.
 """
 
 from __future__ import annotations
