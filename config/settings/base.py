@@ -94,11 +94,14 @@ DATABASES = {"default": env.db("DATABASE_URL", default="postgres://postgres@127.
 # long as the others held theirs. A request waits at most DATABASE_POOL_TIMEOUT seconds for a free
 # connection, then gets a 503 (core.unavailable). A failed connection attempt is retried for no longer
 # than that either, so the next request after an outage starts a fresh attempt instead of waiting out a
-# growing back-off. Checked connections (CONN_HEALTH_CHECKS) replace ones the server dropped.
+# growing back-off. A connection the server dropped is replaced, not served: core.db checks each one
+# taken from the pool locally (its idle socket must have nothing to read) instead of Django's check
+# (CONN_HEALTH_CHECKS), which sent an empty query — a round trip — on every request.
 # Size it so workers × DATABASE_POOL_MAX_SIZE (+ Celery workers) stays below the server's max_connections.
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"]["ENGINE"] = "core.db"  # django.db.backends.postgresql with that check
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
     "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
