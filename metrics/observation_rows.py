@@ -13,7 +13,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from core.api.plain_json import iso
-from metrics.models import MetricDefinition, Observation, System, Workload
+from metrics import reference_names
+from metrics.models import Observation
 
 COLUMNS = (
     "definition_id",
@@ -34,18 +35,16 @@ def page_rows(queryset: QuerySet[Observation]) -> QuerySet:
     return queryset.prefetch_related(None).values(*COLUMNS)
 
 
-def rows_as_json(rows: list[dict]) -> list[dict]:
-    """The page as ObservationOutput writes it: three queries for the names, whatever the page size."""
-    refs = {
-        pk: f"{key}@{version}"
-        for pk, key, version in MetricDefinition.objects.filter(
-            pk__in={row["definition_id"] for row in rows}
-        ).values_list("pk", "key", "version")
-    }
-    systems = dict(System.objects.filter(pk__in={row["system_id"] for row in rows}).values_list("pk", "key"))
-    workloads = dict(
-        Workload.objects.filter(pk__in={row["workload_id"] for row in rows}).values_list("pk", "key")
+def rows_as_json(rows: list[dict], request=None) -> list[dict]:
+    """The page as ObservationOutput writes it; the names from metrics.reference_names (cached, else
+    three queries whatever the page size)."""
+    names = reference_names.names_for(
+        {row["definition_id"] for row in rows},
+        {row["system_id"] for row in rows},
+        {row["workload_id"] for row in rows},
+        request,
     )
+    refs, systems, workloads = names.definitions, names.systems, names.workloads
     return [
         {
             "metric": refs[row["definition_id"]],
