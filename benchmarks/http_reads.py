@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 from _setup import ROOT, reference_data
 from django.db import transaction
+from ingest import cpu_seconds, cpu_since, gunicorn_workers
 
 BENCH_DIR = Path(__file__).resolve().parent
 LIST_PATH = "/api/v1/observations/?page_size=50"
@@ -328,11 +329,15 @@ def main() -> None:
             run_wrk(base, paths, token, 1, args.connections)
             settle(base)
         totals = {
-            name: {"requests": 0, "seconds": 0.0, "p50": [], "p95": [], "errors": 0} for name in endpoints
+            name: {"requests": 0, "seconds": 0.0, "p50": [], "p95": [], "errors": 0, "cpu": 0.0}
+            for name in endpoints
         }
+        workers = gunicorn_workers(server.pid)
         for _ in range(args.rounds):
             for name, paths in endpoints.items():
+                before = cpu_seconds(workers)
                 result = run_wrk(base, paths, token, args.seconds, args.connections)
+                totals[name]["cpu"] += cpu_since(before, cpu_seconds(workers))
                 settle(base)
                 total = totals[name]
                 total["requests"] += result["requests"]
@@ -355,7 +360,8 @@ def main() -> None:
         p50 = sorted(total["p50"])[len(total["p50"]) // 2]
         p95 = max(total["p95"])
         print(f"{name:>13}: {rates[name]:8.0f} req/s  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  "
-              f"errors {total['errors']}  SQL queries/request {queries[name]}")  # fmt: skip
+              f"errors {total['errors']}  SQL queries/request {queries[name]}  "
+              f"worker CPU {total['cpu'] / total['requests'] * 1000:.2f} ms/request")  # fmt: skip
     print(f"ratio list-vs-bare-drf: {rates['list'] / rates['bare-drf']:.2f}")
     print(f"ratio freeze-check-vs-bare-drf: {rates['freeze-check'] / rates['bare-drf']:.2f}")
 
