@@ -13,16 +13,17 @@ from metrics.api_otlp import OtlpMetricsReceiver
 api_v1 = [
     path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
     path("auth/me/", MeView.as_view(), name="auth-me"),
+    path("", include("freeze.api_urls")),
     path("", include("metrics.api_urls")),
     path("", include("program.api_urls")),
-    path("", include("freeze.api_urls")),
     path("", include("core.api_urls")),
 ]
 
 urlpatterns = [
+    # First: resolving walks the patterns in order, and API calls (CI's freeze check) are the most frequent.
+    path("api/v1/", include(api_v1)),
     path("", include("core.urls")),
     path("admin/", admin.site.urls),
-    path("api/v1/", include(api_v1)),
     # OTLP/HTTP's metrics path under /otlp: an exporter given the base URL <site>/otlp appends v1/metrics.
     # An API view: an exporter without a token gets 401, not the login page's redirect.
     path("otlp/v1/metrics", login_not_required(OtlpMetricsReceiver.as_view()), name="otlp-metrics"),

@@ -5,4 +5,6 @@ class FreezeConfig(AppConfig):
     name = "freeze"
 
     def ready(self):
-        from freeze import receivers  # noqa: F401 - connects the program hooks
+        from freeze import check_invalidation, receivers  # noqa: F401 - receivers connects the program hooks
+
+        check_invalidation.connect()

@@ -12,6 +12,35 @@ from django_fsm import FSMField, transition
 from program.models import Phase, Program
 
 
+class FreezeDataQuerySet(models.QuerySet):
+    """Bulk writes send no model signals, so they tell the freeze check's cache themselves
+    (freeze/check_invalidation.py); save() and delete() are caught by the signals."""
+
+    def update(self, **kwargs):
+        changed = super().update(**kwargs)
+        if changed:
+            _freeze_data_changed()
+        return changed
+
+    def bulk_create(self, objs, *args, **kwargs):
+        created = super().bulk_create(objs, *args, **kwargs)
+        if created:
+            _freeze_data_changed()
+        return created
+
+    def bulk_update(self, objs, fields, *args, **kwargs):
+        changed = super().bulk_update(objs, fields, *args, **kwargs)
+        if changed:
+            _freeze_data_changed()
+        return changed
+
+
+def _freeze_data_changed() -> None:
+    from freeze.check_invalidation import freeze_data_changed  # it imports these models
+
+    freeze_data_changed()
+
+
 class Level(models.TextChoices):
     OPEN = "open", "open — may change"
     APPROVAL = "approval", "needs special approval"
@@ -41,6 +70,8 @@ class Component(models.Model):
     owner_team = models.CharField(max_length=80, help_text="Members of this group approve its exceptions.")
     description = models.TextField(blank=True)
 
+    objects = FreezeDataQuerySet.as_manager()
+
     class Meta:
         ordering = ["layer", "key"]
 
@@ -66,6 +97,8 @@ class FreezeWindow(models.Model):
     occurrence_duration = models.DurationField(
         null=True, blank=True, help_text="How long each occurrence lasts (recurring windows only)."
     )
+
+    objects = FreezeDataQuerySet.as_manager()
 
     class Meta:
         ordering = ["starts_at"]
@@ -98,6 +131,8 @@ class FreezeEntry(models.Model):
     component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="freeze_entries")
     level = models.CharField(max_length=10, choices=Level.choices)
 
+    objects = FreezeDataQuerySet.as_manager()
+
     class Meta:
         verbose_name_plural = "freeze entries"
         constraints = [
@@ -108,7 +143,7 @@ class FreezeEntry(models.Model):
         return f"{self.component} {self.level} in {self.window}"
 
 
-class ExceptionQuerySet(models.QuerySet):
+class ExceptionQuerySet(FreezeDataQuerySet):
     """The one place the effective status is written for queries: filters, counts and lists read it."""
 
     def with_effective_status(self):
@@ -311,6 +346,8 @@ class FreezeOverride(models.Model):
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     overdue_warned_at = models.DateTimeField(null=True, blank=True)
+
+    objects = FreezeDataQuerySet.as_manager()
 
     class Meta:
         ordering = ["-starts_at", "-id"]

@@ -42,7 +42,9 @@ def _zone_names() -> frozenset[str]:
 
 @lru_cache(maxsize=256)
 def _parse(text: str, dtstart: datetime) -> rrule:
-    return rrulestr(text, dtstart=dtstart, forceset=False, ignoretz=False)
+    # cache=True: the rule keeps the occurrences it has walked, so the next check at a later moment
+    # does not walk them again from DTSTART (a daily rule would, once per day of its season).
+    return rrulestr(text, dtstart=dtstart, forceset=False, ignoretz=False, cache=True)
 
 
 def parse_rule(text: str, starts_at: datetime, timezone_name: str) -> rrule:

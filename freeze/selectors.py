@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -184,12 +185,31 @@ def freeze_check(
     a break-glass override allows anything; else the strictest level decides; an approved exception
     lifts `approval` in every window; nothing lifts `frozen`. At most four queries."""
     moment = moment or timezone.now()
-    levels = levels_at(component, moment, program)
+    return decide(
+        component,
+        moment,
+        program,
+        levels_at(component, moment, program),
+        override_in_force(component, moment),
+        lambda: exception_lifting(component, moment),
+    )
+
+
+def decide(
+    component: Component,
+    moment: datetime,
+    program: Program | None,
+    levels: list[WindowLevel],
+    override: FreezeOverride | None,
+    exception_lifting: Callable[[], FreezeException | None],
+) -> FreezeCheck:
+    """The check's rule over the facts at `moment`, however they were read (the database, or
+    freeze.check_cache): the levels in force, the override in force, and — asked only when the
+    strictest level is `approval` — the approved exception covering the moment."""
     decider = strictest(levels)
     level = decider.level if decider else Level.OPEN
     window = decider.window if decider else None
     answer = {"windows": tuple(levels), "program": program}
-    override = override_in_force(component, moment)
     if override is not None:
         return FreezeCheck(
             component,
@@ -231,7 +251,7 @@ def freeze_check(
             "no exception lifts a freeze.",
             **answer,
         )
-    exception = exception_lifting(component, moment)
+    exception = exception_lifting()
     if exception is not None:
         return FreezeCheck(
             component,

@@ -17,6 +17,15 @@ pytest_plugins = ["tests.browser"]
 PASSWORD = "correct-horse-battery"
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Each test starts with an empty in-process cache: entries cached by an earlier test (whose rows
+    were rolled back) must not answer this one's requests, and throttle counts start from zero."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 def wait_for(predicate, timeout: float = 20.0) -> bool:
     """Poll until `predicate()` holds (work done by the real worker), at most `timeout` seconds."""
     deadline = time.monotonic() + timeout

@@ -96,11 +96,14 @@ DATABASES = {"default": env.db("DATABASE_URL", default="postgres://postgres@127.
 # long as the others held theirs. A request waits at most DATABASE_POOL_TIMEOUT seconds for a free
 # connection, then gets a 503 (core.unavailable). A failed connection attempt is retried for no longer
 # than that either, so the next request after an outage starts a fresh attempt instead of waiting out a
-# growing back-off. Checked connections (CONN_HEALTH_CHECKS) replace ones the server dropped.
+# growing back-off. A connection the server dropped is replaced, not served: core.db checks each one
+# taken from the pool locally (its idle socket must have nothing to read) instead of Django's check
+# (CONN_HEALTH_CHECKS), which sent an empty query — a round trip — on every request.
 # Size it so workers × DATABASE_POOL_MAX_SIZE (+ Celery workers) stays below the server's max_connections.
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"]["ENGINE"] = "core.db"  # django.db.backends.postgresql with that check
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
     "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
@@ -153,6 +156,12 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 # URL such as redis://127.0.0.1:6379/1 (production refuses to start without one). Without CACHE_URL each
 # process keeps its own counts in memory, which is only right for a single `runserver`.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+# Read caches in that cache (core/read_cache.py): token lookups, and the freeze check's data. A change
+# reaches other processes only through a shared cache, so they are on by default only with CACHE_URL.
+READ_CACHE = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", default="")))
+# The longest a cached token lookup lives; every change to tokens, users, groups or permissions ends
+# them all at once anyway. The bound is for a change made while the cache could not be reached.
+TOKEN_CACHE_SECONDS = env.int("TOKEN_CACHE_SECONDS", default=300)
 
 # Content-Security-Policy on every response: scripts and styles only from our own static files, so an
 # injected <script> or inline handler does not run. Style *attributes* stay allowed (style-src-attr): the
@@ -189,7 +198,7 @@ STORAGES = {
 REST_FRAMEWORK = {
     # Token first, so an anonymous API call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "core.api.token_auth.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -12,6 +12,9 @@ AXES_ENABLED = True
 # Each test process counts throttles for itself, so tests do not share counts through a developer's Redis;
 # tests/core/test_throttle.py points the cache at the real Redis to test the shared counting.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The read caches are on, as in production: one process shares this cache with itself (tests/conftest.py
+# empties it before each test).
+READ_CACHE = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

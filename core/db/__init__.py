@@ -1,0 +1,1 @@
+"""PostgreSQL backend whose pooled connections are checked without a query (see core.db.base)."""

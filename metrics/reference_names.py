@@ -1,0 +1,79 @@
+"""The names an observation row shows — `key@version`, system key, workload key — by id, cached.
+
+Definitions, systems and workloads are few and their names rarely change, while every observations
+page needs them for its rows. Each process keeps them all under the metrics-references generation
+(core.read_cache), read with the request's token lookup, and replaced on any saved or deleted
+definition, system or workload (`connect`), so a page normally runs no query for names. An id the
+cached names lack (or no usable cache) is looked up for that page alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.db.models.signals import post_delete, post_save
+
+from core import read_cache
+from metrics.models import MetricDefinition, System, Workload
+
+GENERATION_KEY = read_cache.register("metrics:references")
+
+
+@dataclass(frozen=True)
+class Names:
+    definitions: dict[int, str]
+    systems: dict[int, str]
+    workloads: dict[int, str]
+
+    def cover(self, definitions: set[int], systems: set[int], workloads: set[int]) -> bool:
+        return (
+            definitions <= self.definitions.keys()
+            and systems <= self.systems.keys()
+            and workloads <= self.workloads.keys()
+        )
+
+
+def load(
+    definitions: set[int] | None = None, systems: set[int] | None = None, workloads: set[int] | None = None
+) -> Names:
+    """The names of these ids (None: of every row): three queries."""
+
+    def only(queryset, ids):
+        return queryset if ids is None else queryset.filter(pk__in=ids)
+
+    return Names(
+        {
+            pk: f"{key}@{version}"
+            for pk, key, version in only(MetricDefinition.objects, definitions).values_list(
+                "pk", "key", "version"
+            )
+        },
+        dict(only(System.objects, systems).values_list("pk", "key")),
+        dict(only(Workload.objects, workloads).values_list("pk", "key")),
+    )
+
+
+@lru_cache(maxsize=4)
+def _cached(generation: str) -> Names:
+    return load()
+
+
+def names_for(definitions: set[int], systems: set[int], workloads: set[int], request=None) -> Names:
+    generation = read_cache.generation_for(request, GENERATION_KEY)
+    if generation is not None:
+        names = _cached(generation)
+        if names.cover(definitions, systems, workloads):
+            return names
+    return load(definitions, systems, workloads)
+
+
+def references_changed(**kwargs) -> None:
+    read_cache.bump(GENERATION_KEY)
+
+
+def connect() -> None:
+    for model in (MetricDefinition, System, Workload):
+        name = model.__name__
+        post_save.connect(references_changed, sender=model, dispatch_uid=f"reference_names.save.{name}")
+        post_delete.connect(references_changed, sender=model, dispatch_uid=f"reference_names.delete.{name}")
