@@ -15,7 +15,7 @@ import psycopg
 from django.db import connection, transaction
 
 from core.errors import ApplicationError
-from metrics.ingest.check import DEFINITION, OBSERVED_AT, RUN_ID, SYSTEM, WORKLOAD, ValidRows
+from metrics.ingest.check import DEFINITION, RUN_ID, SYSTEM, WORKLOAD, ValidRows
 from metrics.ingest.rules import MSG_INVALID, repeat_error
 from metrics.models import IngestBatch
 
@@ -74,17 +74,15 @@ def _lock_references(raw, valid: ValidRows) -> None:
         raise ApplicationError(MSG_REFERENCE_CHANGED, status=409)
 
 
-# Does any row of the batch belong to a run already stored, within the batch's time span? The natural
-# key includes run_id and observed_at, so when none does, no row can collide and the batch is copied
-# straight into the table. The LATERAL … LIMIT 1 keeps this a few primary-key probes whatever the
-# planner estimates (a semi join chose a full scan); the time span prunes the partitions probed to
-# the months the batch covers (without it, every month's key was probed for every run).
+# Does any row of the batch belong to a run already stored? The natural key includes run_id, so when
+# none does, no row can collide and the batch is copied straight into the table. The LATERAL … LIMIT 1
+# keeps this a few primary-key probes whatever the planner estimates (a semi join chose a full scan).
 RUNS_EXIST = """
 SELECT 1 FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[]) AS run(d, s, w, run_id)
 CROSS JOIN LATERAL (
     SELECT 1 FROM metrics_observation o
     WHERE o.definition_id = run.d AND o.system_id = run.s AND o.workload_id = run.w
-      AND o.run_id = run.run_id COLLATE "C" AND o.observed_at BETWEEN %s AND %s
+      AND o.run_id = run.run_id COLLATE "C"
     LIMIT 1
 ) AS stored
 LIMIT 1
@@ -98,11 +96,7 @@ DIRECT_TYPES = ["int8", "int8", "int8", "float8", "text", "timestamptz", "text",
 
 def _runs_exist(raw, valid: ValidRows) -> bool:
     runs = valid.distinct(DEFINITION, SYSTEM, WORKLOAD, RUN_ID)
-    # One span for the whole batch rather than one per run: the same months are pruned for the
-    # batches ingest sees, without a per-row grouping pass in Python.
-    observed = valid.columns[OBSERVED_AT]
-    span = [min(observed), max(observed)]
-    raw.execute(RUNS_EXIST, [*(list(column) for column in zip(*runs, strict=True)), *span])
+    raw.execute(RUNS_EXIST, [list(column) for column in zip(*runs, strict=True)])
     return raw.fetchone() is not None
 
 

@@ -1,18 +1,13 @@
-"""The two write paths — the direct copy for rows of runs not stored in the batch's time span, the
-merge for the rest — give the same answers: a repeat is a no-op, another value a row error naming
+"""The two write paths — the direct copy for rows of runs not stored yet, the merge for the
+rest — give the same answers: a repeat is a no-op, another value a row error naming
 its index, a partly repeated batch stores only its new rows."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from metrics.ingest import write
-from metrics.ingest.check import Lookups, check_rows
 from metrics.models import Observation
-from metrics.partitions import observations_partitions_create
 from tests.metrics.factories import row
 
 URL = "/api/v1/observations/batch/"
@@ -41,43 +36,27 @@ def post(client, rows):
     return client.post(URL, {"observations": rows}, format="json")
 
 
-def at(days_ago: float, index: int = 0) -> str:
-    return (timezone.now() - timedelta(days=days_ago, seconds=index)).isoformat()
-
-
-def test_a_stored_run_outside_the_batch_span_takes_the_direct_copy(client, ref, merges):
-    observations_partitions_create(since=timezone.now() - timedelta(days=70))
-    old = [row(i, run_id="long-run", observed_at=at(60, i)) for i in range(3)]
-    assert post(client, old).status_code == 201
-    new = [row(i, run_id="long-run", observed_at=at(0.01, i)) for i in range(3)]
-    response = post(client, new)
+def test_a_stored_run_takes_the_merge_and_still_stores_its_new_rows(client, ref, merges):
+    rows = [row(i, run_id="long-run") for i in range(6)]
+    assert post(client, rows[:3]).status_code == 201
+    assert merges == []  # a new run: copied straight into the table
+    response = post(client, rows[3:])
     assert response.status_code == 201, response.json()
     assert (response.json()["inserted"], response.json()["duplicates"]) == (3, 0)
-    assert merges == []  # no stored row of the run within the new batch's span: nothing to merge
+    assert merges == [3]  # the run is stored: the merge decides row by row
     assert Observation.objects.filter(run_id="long-run").count() == 6
 
 
-def test_runs_exist_looks_only_within_the_batch_span(ref):
-    from django.db import connection
-
-    observations_partitions_create(since=timezone.now() - timedelta(days=70))
-    Observation.objects.create(
-        definition=ref["latency"],
-        system=ref["rebuilt"],
-        workload=ref["medium"],
-        value=1.0,
-        unit="s",
-        observed_at=timezone.now() - timedelta(days=60),
-        run_id="long-run",
-    )
-    lookups = Lookups()
-    inside, _ = check_rows(
-        [row(0, run_id="long-run", observed_at=at(61)), row(1, run_id="long-run")], lookups
-    )
-    outside, _ = check_rows([row(0, run_id="long-run", observed_at=at(1))], lookups)
-    with connection.cursor() as cursor:
-        assert write._runs_exist(cursor.cursor, inside) is True
-        assert write._runs_exist(cursor.cursor, outside) is False
+def test_a_batch_repeating_a_row_within_itself_falls_back_to_the_merge(client, ref, merges):
+    """The typed path leaves repeats within the batch to the primary key: the direct copy fails on
+    the repeat, its savepoint is undone, and the merge stores the row once."""
+    first = row(0, run_id="inner")
+    rows = [first, row(1, run_id="inner"), dict(first)]
+    response = post(client, rows)
+    assert response.status_code == 201, response.json()
+    assert (response.json()["inserted"], response.json()["duplicates"]) == (2, 1)
+    assert merges == [3]
+    assert Observation.objects.filter(run_id="inner").count() == 2
 
 
 def test_fast_and_conflict_paths_store_the_same_and_a_repeat_is_a_no_op(client, ref, merges):
