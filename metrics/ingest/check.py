@@ -96,8 +96,9 @@ class Lookups:
 def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows | None:
     """The whole batch checked column by column; None if any row fails (the row-by-row check then
     names every problem). Types, lengths and timezones were already checked while decoding."""
+    metrics = [row.metric for row in rows]
     definitions: dict[str, MetricDefinition] = {}
-    for ref in {row.metric for row in rows}:
+    for ref in set(metrics):
         definition = lookups.definition(ref)
         if isinstance(definition, str):
             return None
@@ -111,7 +112,6 @@ def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows |
     observed = [row.observed_at for row in rows]
     if not rules.times_ok(observed, rules.time_latest()):
         return None
-    metrics = [row.metric for row in rows]
     definition_unit = {ref: definition.unit for ref, definition in definitions.items()}
     units = [row.unit or definition_unit[row.metric] for row in rows]
     values = [row.value for row in rows]
@@ -137,8 +137,12 @@ def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows |
     ):
         return None
     definition_id = {ref: definition.pk for ref, definition in definitions.items()}
+    if len(definition_id) == 1:  # the usual batch: one metric, its id repeated at C speed
+        definition_ids = [*definition_id.values()] * len(rows)
+    else:
+        definition_ids = list(map(definition_id.__getitem__, metrics))
     columns = (
-        [definition_id[ref] for ref in metrics],
+        definition_ids,
         system_ids,
         workload_ids,
         values,
@@ -146,7 +150,8 @@ def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows |
         observed,
         [row.run_id for row in rows],
         [row.source for row in rows],
-        [rules.tags_wire_or_none(row.tags) for row in rows],
+        # Most rows carry no tags: those skip the two calls of the tags rules.
+        [rules.tags_wire_or_none(row.tags) if row.tags else rules.EMPTY_TAGS for row in rows],
     )
     if None in columns[TAGS]:
         return None

@@ -63,6 +63,31 @@ def test_both_paths_store_the_same_rows(client, ref):
     assert Observation.objects.get(run_id="run-1").value == pytest.approx(0.18)
 
 
+def test_the_column_check_builds_the_same_columns_as_the_row_check(ref):
+    """Several metrics, tagged and untagged rows, converted units: both checks agree column by column."""
+    from metrics.ingest.check import Lookups, check_rows, check_typed_rows
+    from tests.metrics.factories import definition
+
+    definition(key="throughput", unit="req/s", direction="higher_is_better")
+    rows = [
+        row(0),
+        row(1, metric="throughput", value=12.5, unit="req/s", tags={"host": "gpu-7"}),
+        row(2, value=180, unit="ms", tags={}),
+        row(3, metric="throughput", value=3, unit=None, system="legacy", source="bench-host-1"),
+    ]
+    typed = decode_rows(orjson.dumps({"observations": rows}), "application/json")
+    assert all(isinstance(r, ObservationIn) for r in typed)
+    column_checked = check_typed_rows(typed, Lookups())
+    row_checked, errors = check_rows([json.loads(json.dumps(r)) for r in rows], Lookups())
+    assert errors == []
+    assert column_checked is not None
+    assert column_checked.columns[:5] == row_checked.columns[:5]  # ids, value, unit
+    assert column_checked.columns[6:] == row_checked.columns[6:]  # run_id, source, tags
+    assert [t.timestamp() for t in column_checked.columns[5]] == [
+        t.timestamp() for t in row_checked.columns[5]
+    ]
+
+
 def test_json_rows_outside_the_typed_shape_are_still_accepted(client, ref):
     response = post_json(client, [row(0, value="0.5"), row(1, run_id=None, unit="")])
     assert response.status_code == 201, response.json()
