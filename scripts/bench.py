@@ -28,7 +28,11 @@ PYTHON = sys.executable
 
 # name -> (script, arguments at target size, arguments with --quick)
 BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
-    "ingest": ("ingest.py", ["--rows", "1000000", "--prefill", "20000000"], ["--rows", "100000", "--prefill", "2000000"]),
+    "ingest": (
+        "ingest.py",
+        ["--rows", "1000000", "--prefill", "20000000"],
+        ["--rows", "100000", "--prefill", "2000000"],
+    ),
     "window": ("window.py", [], ["--sizes", "100000", "1000000"]),
     "compare": ("compare.py", ["--sizes", "10000000"], ["--sizes", "1000000"]),
     "gates": ("gates.py", ["--observations", "10000000"], ["--observations", "1000000"]),
@@ -72,7 +76,9 @@ def run(script: str, args: list[str], env: dict[str, str]) -> tuple[int, list[st
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="+", choices=sorted(BENCHMARKS), help="run only these")
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes: checks they run")
     args = parser.parse_args()

@@ -89,7 +89,9 @@ def test_ingest_maintains_the_rollups_it_touched(ref, ingest_user, django_captur
 
     # A second batch into the same days: only those days are recomputed, and match a full rebuild.
     with django_capture_on_commit_callbacks(execute=True):
-        observations_ingest_rows(rows=ingest_rows(30, start=midnight(4), offset=100), submitted_by=ingest_user)
+        observations_ingest_rows(
+            rows=ingest_rows(30, start=midnight(4), offset=100), submitted_by=ingest_user
+        )
     maintained = rollup_table()
     assert sum(r[4] for r in maintained) == 90
     ObservationRollup.objects.all().delete()
