@@ -16,6 +16,7 @@ import time
 
 from _setup import BENCH_METRIC, reference_data, remove_observations
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -72,6 +73,8 @@ def main() -> None:
     args = parser.parse_args()
 
     reference_data()
+    # The page renders as in production (DEBUG off): its static files need their manifest.
+    call_command("collectstatic", "--no-input", verbosity=0)
     client = Client()
     client.force_login(User.objects.get(username="bench-ingest"))
     results = {}

@@ -340,6 +340,8 @@ class ObservationRollup(models.Model):
     zeros = models.BigIntegerField(default=0)
     bins = models.JSONField(default=dict)
     negative_bins = models.JSONField(default=dict)
+    # Exact (percentile_cont) when the day was last recomputed; null on rows written before it existed.
+    median = models.FloatField(null=True, blank=True, help_text="The day's exact median, for charts.")
     refreshed_at = models.DateTimeField(auto_now=True)
 
     class Meta:

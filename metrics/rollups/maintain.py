@@ -21,7 +21,8 @@ from metrics.rollups.sketch import LOG_GAMMA
 from metrics.signals import rollups_refreshed
 
 # One statement: bucket the rows (sign, ⌈ln|v| / ln γ⌉), then fold the buckets into one rollup row per
-# series and day. m2 combines the buckets' own squared deviations with their means' spread (Chan).
+# series and day. m2 combines the buckets' own squared deviations with their means' spread (Chan). The
+# day's exact median rides along for the charts, which then need no sketch at all.
 RECOMPUTE_SQL = """
 WITH buckets AS (
     SELECT definition_id, system_id, workload_id, (observed_at AT TIME ZONE 'UTC')::date AS day,
@@ -35,18 +36,25 @@ WITH buckets AS (
 ), centred AS (
     SELECT *, sum(s) OVER series / sum(c) OVER series AS mean
     FROM buckets WINDOW series AS (PARTITION BY definition_id, system_id, workload_id, day)
+), medians AS (
+    SELECT definition_id, system_id, workload_id, (observed_at AT TIME ZONE 'UTC')::date AS day,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median
+    FROM metrics_observation
+    WHERE definition_id = %(definition)s AND observed_at >= %(start)s AND observed_at < %(end)s {workloads}
+    GROUP BY 1, 2, 3, 4
 )
 INSERT INTO metrics_observationrollup
     (definition_id, system_id, workload_id, day, n, total, m2, sumsq, min, max, zeros, bins,
-     negative_bins, refreshed_at)
-SELECT definition_id, system_id, workload_id, day, sum(c), sum(s),
-       sum(m2 + c * (s / c - mean) * (s / c - mean)), sum(ss), min(lo), max(hi),
-       coalesce(sum(c) FILTER (WHERE sign = 0), 0),
-       coalesce(jsonb_object_agg(key, c) FILTER (WHERE sign = 1), '{{}}'::jsonb),
-       coalesce(jsonb_object_agg(key, c) FILTER (WHERE sign = -1), '{{}}'::jsonb),
-       clock_timestamp()
-FROM centred
-GROUP BY definition_id, system_id, workload_id, day
+     negative_bins, median, refreshed_at)
+SELECT c.definition_id, c.system_id, c.workload_id, c.day, sum(c.c), sum(c.s),
+       sum(c.m2 + c.c * (c.s / c.c - c.mean) * (c.s / c.c - c.mean)), sum(c.ss), min(c.lo), max(c.hi),
+       coalesce(sum(c.c) FILTER (WHERE c.sign = 0), 0),
+       coalesce(jsonb_object_agg(c.key, c.c) FILTER (WHERE c.sign = 1), '{{}}'::jsonb),
+       coalesce(jsonb_object_agg(c.key, c.c) FILTER (WHERE c.sign = -1), '{{}}'::jsonb),
+       min(m.median), clock_timestamp()
+FROM centred c
+JOIN medians m USING (definition_id, system_id, workload_id, day)
+GROUP BY c.definition_id, c.system_id, c.workload_id, c.day
 """
 DELETE_SQL = """
 DELETE FROM metrics_observationrollup

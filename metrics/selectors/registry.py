@@ -84,7 +84,8 @@ def observations_list() -> QuerySet[Observation]:
 
 
 SERIES_SQL = """
-SELECT w.key, s.key, r.day::timestamp AT TIME ZONE 'UTC', r.n, r.total, r.m2, r.min, r.max, r.zeros, r.bins, r.negative_bins
+SELECT w.key, s.key, r.day::timestamp AT TIME ZONE 'UTC', r.n, r.median, r.total, r.m2, r.min, r.max, r.zeros,
+       CASE WHEN r.median IS NULL THEN r.bins END, CASE WHEN r.median IS NULL THEN r.negative_bins END
 FROM metrics_observationrollup r
 JOIN metrics_system s ON s.id = r.system_id
 JOIN metrics_workload w ON w.id = r.workload_id
@@ -99,7 +100,8 @@ def series_daily(
     """{workload: {system: [(day's midnight UTC, median, n), …]}} for charts, UTC days since..until
     (exclusive); one query.
 
-    Read from the day rollups alone (metrics.rollups): each median is within the sketch's accuracy."""
+    Read from the day rollups alone (metrics.rollups): each day's exact median, kept by the refresh (on a
+    day not recomputed since medians were kept, its sketch's, within the sketch's accuracy)."""
     window, params = "", [definition.pk]
     if since:
         window += " AND r.day >= %s"
@@ -110,11 +112,24 @@ def series_daily(
     series: dict[str, dict[str, list]] = {}
     with connection.cursor() as cursor:
         cursor.execute(SERIES_SQL.format(window=window), params)
-        for workload, system, day, n, total, m2, low, high, zeros, bins, negative in cursor.fetchall():
-            sketch = Sketch()
-            sketch.moments.add(n, total, m2, low, high)
-            sketch.add_bins(bins, negative, zeros)
-            series.setdefault(workload, {}).setdefault(system, []).append(
-                (day, percentile_cont(sketch, 0.5), n)
-            )
+        for (
+            workload,
+            system,
+            day,
+            n,
+            median,
+            total,
+            m2,
+            low,
+            high,
+            zeros,
+            bins,
+            negative,
+        ) in cursor.fetchall():
+            if median is None:  # a day not recomputed since medians were kept: read it from its sketch
+                sketch = Sketch()
+                sketch.moments.add(n, total, m2, low, high)
+                sketch.add_bins(bins, negative, zeros)
+                median = percentile_cont(sketch, 0.5)
+            series.setdefault(workload, {}).setdefault(system, []).append((day, median, n))
     return series

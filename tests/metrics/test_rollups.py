@@ -240,3 +240,24 @@ def test_batched_sides_mix_rollups_and_exact_reads(ref, settings, django_assert_
         (False, False),
     ]
     assert [b.stats.n for b, _ in sides] == [300, 60, 100]
+
+
+def test_charts_read_each_days_exact_median_from_the_rollups(ref):
+    from metrics.selectors.registry import series_daily
+
+    values = rng.lognormal(0, 1, 301)
+    store(ref, values, system="rebuilt", days_ago=3, spread_days=3)
+    rollups_rebuild(definition_ids=[ref["latency"].pk])
+    step = 3 / len(values)
+    expected = [
+        float(np.median([v for i, v in enumerate(values) if int(i * step) == day])) for day in range(3)
+    ]
+    points = series_daily(ref["latency"])["finetune"]["rebuilt"]
+    assert [n for _, _, n in points] == [
+        sum(1 for i in range(len(values)) if int(i * step) == d) for d in range(3)
+    ]
+    assert [median for _, median, _ in points] == pytest.approx(expected, rel=1e-12)
+    # A day written before medians were kept still charts, from its sketch, within the sketch's accuracy.
+    ObservationRollup.objects.update(median=None)
+    fallback = [median for _, median, _ in series_daily(ref["latency"])["finetune"]["rebuilt"]]
+    assert all(abs(a / b - 1) <= BOUND for a, b in zip(fallback, expected, strict=True))
