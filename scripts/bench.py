@@ -75,6 +75,21 @@ def run(script: str, args: list[str], env: dict[str, str]) -> tuple[int, list[st
     return process.wait(), ratios
 
 
+def run_all(names: list[str], *, quick: bool, env: dict[str, str]) -> tuple[list[str], list[str]]:
+    ratios, failed = [], []
+    for name in names:
+        script, full, small = BENCHMARKS[name]
+        arguments = small if quick else full
+        print(f"\n== {name}: benchmarks/{script} {' '.join(arguments)}", flush=True)
+        started = time.monotonic()
+        code, found = run(script, arguments, env)
+        print(f"== {name}: exit {code} after {time.monotonic() - started:.0f} s", flush=True)
+        ratios += found
+        if code:
+            failed.append(name)
+    return ratios, failed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -86,20 +101,22 @@ def main() -> int:
     url = bench_database_url(os.environ["DATABASE_URL"])
     database_recreate(url)
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "false"}
+    redis = None
+    if not env.get("CACHE_URL"):
+        # The read caches (tokens, freeze facts) are on with a shared cache, as in production: without
+        # CACHE_URL an embedded Redis of the benchmark's own serves it, as in `make run`.
+        from run_topology import redis_start
+
+        redis, redis_url = redis_start(ROOT / ".data" / "bench")
+        env["CACHE_URL"] = f"{redis_url}/1"
     # A broker of its own would be needed to measure with one; without it follow-ups run in-process.
     env.pop("CELERY_BROKER_URL", None)
-    subprocess.run([PYTHON, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
-
-    ratios, failed = [], []
-    for name in args.only or list(BENCHMARKS):
-        script, full, quick = BENCHMARKS[name]
-        print(f"\n== {name}: benchmarks/{script} {' '.join(quick if args.quick else full)}", flush=True)
-        started = time.monotonic()
-        code, found = run(script, quick if args.quick else full, env)
-        print(f"== {name}: exit {code} after {time.monotonic() - started:.0f} s", flush=True)
-        ratios += found
-        if code:
-            failed.append(name)
+    try:
+        subprocess.run([PYTHON, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
+        ratios, failed = run_all(args.only or list(BENCHMARKS), quick=args.quick, env=env)
+    finally:
+        if redis is not None:
+            redis.terminate()
     print(f"\n== summary ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
     print("\n".join(ratios))
     if failed:
