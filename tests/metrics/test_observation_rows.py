@@ -12,8 +12,8 @@ from rest_framework.renderers import JSONRenderer
 
 from metrics import selectors
 from metrics.api import ObservationOutput
+from metrics.ingest import observations_ingest_rows as observations_ingest
 from metrics.observation_rows import page_rows, rows_as_json
-from metrics.services import observations_ingest
 from tests.metrics.factories import reference_data, row
 
 URL = "/api/v1/observations/"
