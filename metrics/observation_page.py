@@ -14,7 +14,7 @@ checked with `definition_resolve`, for its 404 or 400; a found page never needs 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import orjson
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -29,7 +29,13 @@ from metrics.models import MetricDefinition
 PAGING = frozenset({"cursor", "page_size"})
 # Query parameters this path answers; each is cleaned by the FilterSet field of the same name.
 FILTERS = ("metric", "system", "workload", "since", "until", "run_id", "source")
-COLUMNS = "definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, batch_id"
+# observed_at as integer microseconds since the epoch: loading 50 timestamps through Django's
+# time-zone-aware loader cost more worker CPU than the rest of the page's read.
+COLUMNS = (
+    "definition_id, system_id, workload_id, value, unit, (extract(epoch FROM observed_at) * 1000000)::bigint,"
+    " run_id, source, tags, batch_id"
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The list's order (metrics.selectors.observations_list) and its mirror image for `previous` pages.
 ORDER = "observed_at DESC, definition_id, system_id, workload_id, run_id"
 REVERSED_ORDER = "observed_at, definition_id DESC, system_id DESC, workload_id DESC, run_id DESC"
@@ -140,6 +146,7 @@ class KeysetPage:
             found = cursor.fetchall()
         rows = [dict(zip(FIELDS, values, strict=True)) for values in found]
         for row in rows:
+            row["observed_at"] = EPOCH + timedelta(microseconds=row["observed_at"])
             tags = row["tags"]
             row["tags"] = orjson.loads(tags) if isinstance(tags, str | bytes) else tags
         return rows
