@@ -302,8 +302,8 @@ def main() -> None:
     parser.add_argument(
         "--list-index",
         action="store_true",
-        help=f"create {LIST_INDEX} in this database first (the list's whole order in one index, wider "
-        "than the app's observation_time of metrics migration 0010); without the flag it is dropped",
+        help=f"create {LIST_INDEX} in this database first (the time-leading index the list needs; the "
+        "app does not have it yet); without the flag it is dropped",
     )
     args = parser.parse_args()
     if not shutil.which("wrk"):

@@ -207,7 +207,7 @@ class Observation(models.Model):
     so they cost what the window holds. The table is partitioned by month of observed_at (migration
     0008, metrics.partitions), so each month's keys stay small however long the history grows.
     Every further index or identity column slowed ingest measurably (benchmarks/ingest.py), so there
-    is no surrogate id and no index on batch; the one on observed_at alone pays for the unfiltered list.
+    is no surrogate id and no index on batch.
     """
 
     pk = models.CompositePrimaryKey("definition", "system", "workload", "run_id", "observed_at")
@@ -249,10 +249,6 @@ class Observation(models.Model):
                 include=["system", "workload", "value"],
                 name="observation_definition_time",
             ),
-            # The unfiltered list, newest first: without it every page sorted every row (0.2 s of
-            # database CPU at a million rows). An 8-byte key appended at the right edge by live
-            # ingest: about a tenth more PostgreSQL CPU per COPY (README "Performance").
-            models.Index(fields=["observed_at"], name="observation_time"),
         ]
 
     def __str__(self) -> str:
