@@ -1,0 +1,152 @@
+"""The observations list's page as one SQL statement, for the filters scripts send.
+
+Through the ORM a page cost more than its query: a FilterSet built per request, the metric resolved
+by a query of its own, a join for a system or workload key (which PostgreSQL ran before the sort,
+over every matching row), then QuerySet compilation. Here the filters are cleaned by the
+FilterSet's own form fields (so a bad value is the same 400 naming the parameter), names become
+subqueries (one round trip: `metric`, `system` and `workload` by key), and DRF's CursorPagination
+drives `KeysetPage` exactly as it drives a queryset — order_by, a filter on observed_at, a slice — so
+the cursor tokens and links are DRF's own. A page that comes back empty for a `metric` is then
+checked with `definition_resolve`, for its 404 or 400; a found page never needs that query.
+
+`batch` (a model choice, validated by a query) and anything unexpected take the FilterSet path.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import orjson
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import connection
+from django.utils.dateparse import parse_datetime
+from rest_framework.exceptions import NotFound, ValidationError
+
+from core.errors import ApplicationError
+from metrics import selectors
+from metrics.models import MetricDefinition
+
+PAGING = frozenset({"cursor", "page_size"})
+# Query parameters this path answers; each is cleaned by the FilterSet field of the same name.
+FILTERS = ("metric", "system", "workload", "since", "until", "run_id", "source")
+# observed_at as integer microseconds since the epoch: loading 50 timestamps through Django's
+# time-zone-aware loader cost more worker CPU than the rest of the page's read.
+COLUMNS = (
+    "definition_id, system_id, workload_id, value, unit, (extract(epoch FROM observed_at) * 1000000)::bigint,"
+    " run_id, source, tags, batch_id"
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The list's order (metrics.selectors.observations_list) and its mirror image for `previous` pages.
+ORDER = "observed_at DESC, definition_id, system_id, workload_id, run_id"
+REVERSED_ORDER = "observed_at, definition_id DESC, system_id DESC, workload_id DESC, run_id DESC"
+FIELDS = ("definition_id", "system_id", "workload_id", "value", "unit", "observed_at", "run_id", "source", "tags", "batch_id")  # fmt: skip
+
+ACTIVE_DEFINITION = (
+    "definition_id = (SELECT id FROM metrics_metricdefinition WHERE key = %s AND status = %s"
+    " ORDER BY version DESC LIMIT 1)"
+)
+DEFINITION_VERSION = (
+    "definition_id = (SELECT id FROM metrics_metricdefinition WHERE key = %s AND version = %s)"
+)
+SYSTEM = "system_id = (SELECT id FROM metrics_system WHERE key = %s)"
+WORKLOAD = "workload_id = (SELECT id FROM metrics_workload WHERE key = %s)"
+
+
+def answers(query_params) -> bool:
+    """Whether this path serves these parameters (else the FilterSet does)."""
+    return all(name in PAGING or name in FILTERS for name in query_params)
+
+
+def cleaned_filters(query_params, filterset_class) -> dict:
+    """The parameters given, cleaned by the FilterSet's fields; empty ones dropped as django-filter does."""
+    values, errors = {}, {}
+    for name in FILTERS:
+        if name not in query_params:
+            continue
+        try:
+            value = filterset_class.base_filters[name].field.clean(query_params.get(name))
+        except DjangoValidationError as error:
+            errors[name] = error.messages
+            continue
+        if value not in (None, "", [], (), {}):
+            values[name] = value
+    if errors:
+        raise ValidationError(errors)
+    return values
+
+
+class KeysetPage:
+    """What CursorPagination asks of a queryset — order_by, filter on the first ordering field, a
+    slice — answered by one SQL statement with the keyset predicate written out."""
+
+    def __init__(self, filters: dict):
+        self.conditions: list[str] = []
+        self.params: list = []
+        self.metric = filters.get("metric")
+        self.reverse = False
+        if self.metric is not None:
+            self._metric(self.metric)
+        for name, condition in (("system", SYSTEM), ("workload", WORKLOAD)):
+            if name in filters:
+                self._where(condition, filters[name])
+        if "since" in filters:
+            self._where("observed_at >= %s", filters["since"].astimezone(UTC))
+        if "until" in filters:
+            self._where("observed_at < %s", filters["until"].astimezone(UTC))
+        for name in ("run_id", "source"):
+            if name in filters:
+                self._where(f"{name} = %s", filters[name])
+
+    def _where(self, condition: str, *params) -> None:
+        self.conditions.append(condition)
+        self.params.extend(params)
+
+    def _metric(self, ref: str) -> None:
+        key, _, version = ref.partition("@")
+        if version and not (version.isascii() and version.isdigit()):
+            raise ApplicationError(
+                f"'{ref}': the version after @ must be a number.", status=400, field="metric"
+            )
+        if version:
+            self._where(DEFINITION_VERSION, key, int(version))
+        else:
+            self._where(ACTIVE_DEFINITION, key, MetricDefinition.Status.ACTIVE)
+
+    # --- the queryset protocol CursorPagination.paginate_queryset uses ----------------------------
+
+    def order_by(self, *ordering: str) -> KeysetPage:
+        self.reverse = not ordering[0].startswith("-")
+        return self
+
+    def filter(self, **position) -> KeysetPage:
+        ((lookup, value),) = position.items()
+        try:
+            moment = parse_datetime(value) if isinstance(value, str) else value
+        except ValueError:  # well formed, yet no such moment (month 13)
+            moment = None
+        if not isinstance(moment, datetime):
+            raise NotFound("Invalid cursor")
+        self._where("observed_at < %s" if lookup == "observed_at__lt" else "observed_at > %s", moment)
+        return self
+
+    def __getitem__(self, window: slice) -> list[dict]:
+        rows = self.rows(offset=window.start or 0, limit=window.stop - (window.start or 0))
+        if not rows and self.metric is not None:
+            selectors.definition_resolve(self.metric)  # an unknown metric is a 404, not an empty page
+        return rows
+
+    def rows(self, *, offset: int, limit: int) -> list[dict]:
+        where = " AND ".join(self.conditions) or "TRUE"
+        sql = (
+            f"SELECT {COLUMNS} FROM metrics_observation WHERE {where}"
+            f" ORDER BY {REVERSED_ORDER if self.reverse else ORDER} LIMIT %s OFFSET %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*self.params, limit, offset])
+            found = cursor.fetchall()
+        rows = [dict(zip(FIELDS, values, strict=True)) for values in found]
+        for row in rows:
+            row["observed_at"] = EPOCH + timedelta(microseconds=row["observed_at"])
+            tags = row["tags"]
+            row["tags"] = orjson.loads(tags) if isinstance(tags, str | bytes) else tags
+        return rows
