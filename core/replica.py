@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.conf import settings
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.http import HttpRequest, HttpResponse
 
 REPLICA = "replica"
@@ -32,6 +33,14 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 REPLICA_APPS = frozenset({"metrics"})
 
 _reads_from_replica: ContextVar[bool] = ContextVar("reads_from_replica", default=False)
+
+
+def read_connection() -> BaseDatabaseWrapper:
+    """The connection a raw-SQL registry read should use: the replica inside `replica_reads()` when one
+    is configured, else the primary. The ORM gets the same choice from ReplicaRouter."""
+    if _reads_from_replica.get() and replica_configured():
+        return connections[REPLICA]
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def replica_configured() -> bool:

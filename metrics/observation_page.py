@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connection
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import NotFound, ValidationError
 
 from core.errors import ApplicationError
+from core.replica import read_connection
 from metrics import selectors
 from metrics.models import MetricDefinition
 
@@ -141,7 +141,7 @@ class KeysetPage:
             f"SELECT {COLUMNS} FROM metrics_observation WHERE {where}"
             f" ORDER BY {REVERSED_ORDER if self.reverse else ORDER} LIMIT %s OFFSET %s"
         )
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(sql, [*self.params, limit, offset])
             found = cursor.fetchall()
         rows = [dict(zip(FIELDS, values, strict=True)) for values in found]

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.conf import settings
-from django.db import connection
 
+from core.replica import read_connection
 from metrics.rollups.sketch import Sketch
 
 WANTED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date)"
@@ -94,7 +94,7 @@ def sketches_over_threshold(
         return {}
     rows, params = _rows(windows)
     sketches: dict[tuple[int, int], Sketch] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(MOMENTS_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
         for index, system_id, n, total, m2, low, high, zeros in cursor.fetchall():
             sketch = sketches.setdefault((index, system_id), Sketch())
@@ -106,7 +106,7 @@ def sketches_over_threshold(
     chosen = [windows[i] for i in sorted(large)]
     position = dict(enumerate(sorted(large)))  # index in `chosen` → index in `windows`
     rows, params = _rows(chosen)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(BINS_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
         for index, system_id, sign, key, count in cursor.fetchall():
             sketch = sketches[(position[index], system_id)]
@@ -134,7 +134,7 @@ def rollup_summaries(
     if not windows:
         return summaries
     rows, params = _rows(windows)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(SUMMARY_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
         for index, system_id, n, total, refreshed in cursor.fetchall():
             summaries[index][system_id] = (int(n), total, refreshed)

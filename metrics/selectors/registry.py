@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from django.db import connection
 from django.db.models import Case, Count, OuterRef, QuerySet, Subquery, When
 
 from core.errors import ApplicationError
+from core.replica import read_connection
 from metrics.models import MetricDefinition, Observation
 from metrics.rollups.sketch import Sketch, percentile_cont
 
@@ -110,7 +110,7 @@ def series_daily(
         window += " AND r.day < %s"
         params.append(until)
     series: dict[str, dict[str, list]] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(SERIES_SQL.format(window=window), params)
         for (
             workload,

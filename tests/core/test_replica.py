@@ -109,3 +109,26 @@ def test_views_not_listed_never_read_from_the_replica(replica, registry, client)
     with CaptureQueriesContext(replica) as on_replica:
         assert client.get(reverse("program:list")).status_code == 200
     assert _queries(on_replica) == []
+
+
+def test_raw_sql_reads_of_the_listed_views_use_the_replica_too(replica, registry):
+    from rest_framework.authtoken.models import Token
+
+    from tests.metrics.factories import row
+
+    api = APIClient()
+    api.credentials(
+        HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('lister', 'viewer')).key}"
+    )
+    ingest = APIClient()
+    ingest.force_authenticate(make_user("pusher", perms=("metrics.add_observation",)))
+    assert (
+        ingest.post("/api/v1/observations/batch/", {"observations": [row(0)]}, format="json").status_code
+        == 201
+    )
+    with CaptureQueriesContext(replica) as on_replica:
+        response = api.get("/api/v1/observations/", {"metric": "latency", "page_size": 50})
+    assert response.status_code == 200 and len(response.json()["results"]) == 1
+    assert any(
+        '"metrics_observation"' in sql or "metrics_observation " in sql for sql in _queries(on_replica)
+    )

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
-
+from core.replica import read_connection
 from metrics.models import System
 from metrics.rollups.read import Window, sketches_over_threshold
 from metrics.selectors.comparison.sql import Side, _side, sketch_side
@@ -68,7 +67,7 @@ def _exact_rows(exact, *, baseline: System, candidate: System) -> dict[tuple[int
         params += [index, request.definition_id, request.workload_id, request.since]
     params += [baseline.pk, candidate.pk]
     rows: dict[tuple[int, int], tuple[float, list[float]]] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(BATCH_SQL.format(rows=", ".join([ROW] * len(exact))), params)
         for index, system_id, mean, values in cursor.fetchall():
             rows[(index, system_id)] = (mean, values)

@@ -17,8 +17,8 @@ from datetime import datetime
 
 import numpy as np
 import psycopg
-from django.db import connection
 
+from core.replica import read_connection
 from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.read import Window, sketches_over_threshold
 from metrics.rollups.sketch import Sketch, percentile_cont
@@ -117,8 +117,9 @@ def sides_fetch(
         return sketch_side(baseline, base), sketch_side(candidate, cand)
     filters, params = _filters(workload, since, until)
     params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
-    connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor:
+    db = read_connection()
+    db.ensure_connection()
+    with psycopg.Cursor(db.connection) as cursor:
         cursor.execute(SAMPLES_SQL.format(filters=filters), params, binary=True)
         rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
     return _side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk))
