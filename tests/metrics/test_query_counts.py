@@ -49,6 +49,7 @@ def count_queries(fetch) -> int:
         "/api/v1/definitions/",
         "/api/v1/observations/?metric=latency",
         "/api/v1/comparisons/?metric=latency&baseline=legacy&candidate=rebuilt",
+        "/api/v1/comparisons/?metric=latency&baseline=legacy&candidate=rebuilt&group_by=host&tags.k=v",
         "/api/v1/systems/",
         "/api/v1/workloads/",
     ],
