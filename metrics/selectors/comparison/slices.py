@@ -120,6 +120,12 @@ def sliced_sides_fetch(
     with connection.cursor() as cursor:
         cursor.execute(SLICED_SQL.format(filters=filters), params)
         rows = cursor.fetchall()
+    return sliced_sides_of_rows(rows, baseline=baseline, candidate=candidate, group_by=group_by, cap=cap)
+
+
+def sliced_sides_of_rows(rows, *, baseline: System, candidate: System, group_by: str | None, cap: int):
+    """SlicedSides from (system id, workload key, size, group value, rows before the cap, values)
+    rows, as SLICED_SQL (and the batch read, per request) returns them."""
     systems = {baseline.pk: baseline, candidate.pk: candidate}
     pooled: dict[int, list] = {baseline.pk: [], candidate.pk: []}
     grouped: dict[str, dict[int, list]] = {}

@@ -1,0 +1,170 @@
+"""Criteria with tag filters and group_by: the API, the evaluation (worst group decides), shadows."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from metrics.models import Observation
+from metrics.selectors import comparison_compute
+from metrics.selectors.comparison import SidesRequest, sides_fetch_many
+from program import services
+from program.evaluation import criterion_judge
+from program.models import Criterion, Gate
+from tests.metrics.factories import definition
+from tests.program.factories import make_program, metrics_for_template, spread
+
+# Hours to repair, per severity: the rebuilt stack repairs sev1/sev2 faster, sev3 slower.
+HOURS = {"legacy": {"sev1": 10, "sev2": 8, "sev3": 4}, "rebuilt": {"sev1": 6, "sev2": 5, "sev3": 6}}
+
+
+@pytest.fixture
+def ref(db, lead):
+    ref = metrics_for_template()
+    ref["program"] = make_program(lead)
+    ref["mttr"] = definition(key="mttr", unit="h", direction="lower_is_better", statistic="mean")
+    start = timezone.now() - timedelta(days=2)
+    for system, per_severity in HOURS.items():
+        Observation.objects.bulk_create(
+            Observation(
+                definition=ref["mttr"],
+                system=ref[system],
+                workload=ref["large"],
+                value=value,
+                unit="h",
+                observed_at=start + timedelta(seconds=i),
+                run_id=f"{system}-{severity}-{i}",
+                tags={"severity": severity, "bug_class": "communication-hang"},
+            )
+            for severity, hours in per_severity.items()
+            for i, value in enumerate(spread(hours, 40))
+        )
+    return ref
+
+
+def gate() -> Gate:
+    return Gate.objects.get(phase__kind="canary", kind="exit")
+
+
+def add(client, **fields):
+    body = {
+        "name": "MTTR no worse",
+        "kind": "relative",
+        "metric": "mttr",
+        "operator": "gte",
+        "threshold": 1.0,
+        "require_significant": True,
+        **fields,
+    }
+    return client.post(f"/api/v1/gates/{gate().pk}/criteria/", body, format="json")
+
+
+def judge(criterion: Criterion, ref):
+    return criterion_judge(criterion, baseline=ref["legacy"], candidate=ref["rebuilt"])
+
+
+def test_tag_filters_decide_pass_and_fail(as_user, lead, ref):
+    client = as_user(lead)
+    severe = add(client, tag_filters={"severity": ["sev1", "sev2"]})
+    assert severe.status_code == 201, severe.json()
+    assert severe.json()["tag_filters"] == {"severity": ["sev1", "sev2"]}
+    minor = add(client, name="MTTR sev3", tag_filters={"severity": ["sev3"]}).json()
+    passing = judge(Criterion.objects.get(pk=severe.json()["id"]), ref)
+    failing = judge(Criterion.objects.get(pk=minor["id"]), ref)
+    assert passing.outcome == "pass", passing.reason
+    assert passing.evidence["baseline"]["n"] == 80 and passing.evidence["tags"] == {
+        "severity": ["sev1", "sev2"]
+    }
+    assert failing.outcome == "fail", failing.reason
+    # Unfiltered the same criterion reads every row.
+    unfiltered = add(client, name="MTTR all").json()
+    assert judge(Criterion.objects.get(pk=unfiltered["id"]), ref).evidence["baseline"]["n"] == 120
+
+
+def test_grouped_criterion_fails_on_its_worst_group_and_lists_each(as_user, lead, ref):
+    created = add(as_user(lead), group_by="severity").json()
+    judgement = judge(Criterion.objects.get(pk=created["id"]), ref)
+    assert judgement.outcome == "fail"
+    assert "2 of 3 groups of severity pass" in judgement.reason and "severity = sev3" in judgement.reason
+    groups = {g["value"]: g for g in judgement.evidence["groups"]}
+    assert {v: g["outcome"] for v, g in groups.items()} == {"sev1": "pass", "sev2": "pass", "sev3": "fail"}
+    assert groups["sev3"]["estimate"] == pytest.approx(judgement.value)
+    # Each group's number is that of the filtered comparison alone.
+    alone = comparison_compute(
+        definition=ref["mttr"],
+        baseline=ref["legacy"],
+        candidate=ref["rebuilt"],
+        tag_filters={"severity": ["sev1"]},
+    )
+    assert groups["sev1"]["estimate"] == alone.relative_performance
+
+
+def test_grouped_criterion_passes_when_every_group_passes(as_user, lead, ref):
+    created = add(as_user(lead), group_by="severity", tag_filters={"severity": ["sev1", "sev2"]}).json()
+    judgement = judge(Criterion.objects.get(pk=created["id"]), ref)
+    assert judgement.outcome == "pass", judgement.reason
+    assert [g["value"] for g in judgement.evidence["groups"]] == ["sev1", "sev2"]
+
+
+def test_grouped_criterion_without_groups_is_inconclusive(as_user, lead, ref):
+    created = add(as_user(lead), group_by="cluster").json()
+    judgement = judge(Criterion.objects.get(pk=created["id"]), ref)
+    assert judgement.outcome == "inconclusive"
+    assert "no value of cluster" in judgement.reason
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"tag_filters": ["sev1"]}, "tag_filters"),
+        ({"tag_filters": {"severity": []}}, "tag_filters"),
+        ({"tag_filters": {"severity": ["x" * 300]}}, "tag_filters"),
+        ({"tag_filters": {"k" * 65: ["v"]}}, "tag_filters"),
+        ({"group_by": "g" * 65}, "group_by"),
+    ],
+)
+def test_bad_slicing_is_a_400_naming_the_field(as_user, lead, ref, fields, field):
+    response = add(as_user(lead), **fields)
+    assert response.status_code == 400
+    assert {e["field"] for e in response.json()["errors"]} == {field}
+    assert not Criterion.objects.filter(name="MTTR no worse").exists()
+
+
+def test_edit_sets_and_clears_filters_with_an_audit_row(as_user, lead, ref):
+    client = as_user(lead)
+    created = add(client).json()
+    response = client.patch(
+        f"/api/v1/criteria/{created['id']}/",
+        {"tag_filters": {"severity": ["sev3"]}, "group_by": "bug_class"},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    criterion = Criterion.objects.get(pk=created["id"])
+    assert (criterion.tag_filters, criterion.group_by) == ({"severity": ["sev3"]}, "bug_class")
+    response = client.patch(f"/api/v1/criteria/{created['id']}/", {"tag_filters": {}}, format="json")
+    assert Criterion.objects.get(pk=created["id"]).tag_filters == {}
+
+
+def test_gate_evaluation_stores_the_grouped_result(as_user, lead, ref):
+    created = add(as_user(lead), group_by="severity").json()
+    evaluation = services.gate_evaluate(gate=gate())
+    result = evaluation.results.get(criterion_id=created["id"])
+    assert result.outcome == "fail"
+    assert [g["value"] for g in result.evidence["groups"]] == ["sev1", "sev2", "sev3"]
+
+
+def test_batched_sliced_sides_judge_as_the_single_read(as_user, lead, ref):
+    created = add(as_user(lead), group_by="severity", tag_filters={"bug_class": ["communication-hang"]})
+    criterion = Criterion.objects.get(pk=created.json()["id"])
+    plain = SidesRequest(definition_id=ref["mttr"].pk)
+    sliced = SidesRequest(
+        definition_id=ref["mttr"].pk, tag_filters=criterion.tag_filters, group_by=criterion.group_by
+    )
+    pair, slices = sides_fetch_many([plain, sliced], baseline=ref["legacy"], candidate=ref["rebuilt"])
+    assert pair[0].stats.n == 120
+    batched = criterion_judge(criterion, baseline=ref["legacy"], candidate=ref["rebuilt"], sides=slices)
+    single = judge(criterion, ref)
+    assert (batched.outcome, batched.value, batched.reason) == (single.outcome, single.value, single.reason)
+    assert batched.evidence["groups"] == single.evidence["groups"]
