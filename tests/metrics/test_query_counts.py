@@ -46,6 +46,7 @@ def count_queries(fetch) -> int:
         "/metrics/",
         "/metrics/latency/",
         "/metrics/compare/?metric=latency&baseline=legacy&candidate=rebuilt",
+        "/metrics/compare/?metric=latency&baseline=legacy&candidate=rebuilt&group_by=host&tags=k%3Dv",
         "/api/v1/definitions/",
         "/api/v1/observations/?metric=latency",
         "/api/v1/comparisons/?metric=latency&baseline=legacy&candidate=rebuilt",
