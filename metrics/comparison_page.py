@@ -15,8 +15,7 @@ from django.http import QueryDict
 from django.utils.safestring import SafeString, mark_safe
 
 from core.charts import INK, MUTED, PALETTE, _fmt
-from core.errors import ApplicationError
-from metrics.selectors.comparison.tags import PREFIX
+from metrics.selectors.comparison.tags import PREFIX, tag_filters_from_text
 
 TAGS_FIELD = "tags"
 # Tag keys to offer for group_by: those of the metric's newest rows (the time index, newest first).
@@ -29,21 +28,6 @@ SELECT DISTINCT key FROM (
 ORDER BY key LIMIT 50
 """
 COLOURS = {"better": PALETTE[3], "worse": "#c2410c", "no_difference": PALETTE[0], "insufficient_data": MUTED}
-
-
-def tags_from_text(text: str) -> dict[str, list[str]]:
-    """ "severity=sev1,sev2; cluster=a" → {"severity": ["sev1", "sev2"], "cluster": ["a"]}."""
-    filters: dict[str, list[str]] = {}
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        key, sep, values = part.partition("=")
-        if not sep or not key.strip():
-            raise ApplicationError(
-                f"'{part}' is not key=value[,value…] (e.g. severity=sev1,sev2; cluster=a).",
-                status=400,
-                field=TAGS_FIELD,
-            )
-        filters.setdefault(key.strip(), []).extend(v.strip() for v in values.split(",") if v.strip())
-    return filters
 
 
 def tags_as_text(params: QueryDict) -> str:
@@ -64,7 +48,7 @@ def page_params(get: QueryDict) -> QueryDict:
         values = [v for v in get.getlist(name) if v]
         if values:
             params.setlist(name, values)
-    for key, values in tags_from_text(get.get(TAGS_FIELD, "")).items():
+    for key, values in tag_filters_from_text(get.get(TAGS_FIELD, ""), field=TAGS_FIELD).items():
         params.setlist(PREFIX + key, [*params.getlist(PREFIX + key), *values])
     return params
 

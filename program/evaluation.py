@@ -87,10 +87,14 @@ def criterion_judge(
     judgement = comparison_judge(criterion, comparison, since=since, until=now)
     if not criterion.group_by:
         return judgement
-    outcome, value, reason, groups = worst_group_of(
+    outcome, value, reason, groups, deciding = worst_group_of(
         criterion, comparison, lambda group: comparison_judge(criterion, group, since=since, until=now)
     )
+    # The top-level numbers stay the pooled comparison's; `value_ci` is the deciding group's, as is
+    # the judged value, so the interval shown beside the threshold is the one that decided.
     evidence = {**judgement.evidence, "group_by": criterion.group_by, "groups": groups}
+    evidence["deciding_group"] = deciding
+    evidence["value_ci"] = next((g["value_ci"] for g in groups if g["value"] == deciding), None)
     evidence["pooled"] = {"outcome": judgement.outcome, "value": judgement.value, "reason": judgement.reason}
     return Judgement(outcome, reason, value, evidence)
 

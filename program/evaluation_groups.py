@@ -27,9 +27,11 @@ def _margin(criterion: Criterion, value: float | None) -> float:
     return criterion.threshold - value
 
 
-def worst_group_of(criterion: Criterion, comparison, judge: Callable) -> tuple[str, float | None, str, list]:
-    """(outcome, value, reason, each group's evidence) of a grouped criterion; `judge` judges one
-    group's comparison and returns a Judgement."""
+def worst_group_of(
+    criterion: Criterion, comparison, judge: Callable
+) -> tuple[str, float | None, str, list, str | None]:
+    """(outcome, value, reason, each group's evidence, the deciding group) of a grouped criterion;
+    `judge` judges one group's comparison and returns a Judgement."""
     key = criterion.group_by
     judged = [(group.value, judge(group.comparison)) for group in comparison.groups]
     groups = [
@@ -46,7 +48,7 @@ def worst_group_of(criterion: Criterion, comparison, judge: Callable) -> tuple[s
         for value, j in judged
     ]
     if not judged:
-        return Outcome.INCONCLUSIVE, None, f"no value of {key} has data on both sides.", groups
+        return Outcome.INCONCLUSIVE, None, f"no value of {key} has data on both sides.", groups, None
     worst_value, worst = min(
         judged, key=lambda item: (RANK[item[1].outcome], _margin(criterion, item[1].value))
     )
@@ -54,4 +56,5 @@ def worst_group_of(criterion: Criterion, comparison, judge: Callable) -> tuple[s
     summary = f"{passing} of {len(judged)} groups of {key} pass"
     if comparison.groups_omitted:
         summary += f" ({comparison.groups_omitted} more groups were not judged)"
-    return worst.outcome, worst.value, f"{summary}; worst, {key} = {worst_value}: {worst.reason}", groups
+    reason = f"{summary}; worst, {key} = {worst_value}: {worst.reason}"
+    return worst.outcome, worst.value, reason, groups, worst_value

@@ -46,7 +46,8 @@ def test_small_multiples_per_group(page, sliced, width):
     cards = page.locator(".group-card")
     expect(cards).to_have_count(4)
     verdicts = {
-        cards.nth(i).get_attribute("data-group"): cards.nth(i).locator(".badge").inner_text() for i in range(4)
+        cards.nth(i).get_attribute("data-group"): cards.nth(i).locator(".badge").inner_text()
+        for i in range(4)
     }
     assert verdicts["communication-hang"] == "better" and verdicts["numerical-divergence"] == "worse"
     assert "group_by=bug_class" in page.url and "tags=severity" in page.url

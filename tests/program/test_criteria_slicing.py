@@ -168,3 +168,38 @@ def test_batched_sliced_sides_judge_as_the_single_read(as_user, lead, ref):
     single = judge(criterion, ref)
     assert (batched.outcome, batched.value, batched.reason) == (single.outcome, single.value, single.reason)
     assert batched.evidence["groups"] == single.evidence["groups"]
+
+
+def form_post(client, **fields):
+    body = {
+        "new-name": "MTTR sev1-2 no worse",
+        "new-kind": "relative",
+        "new-metric": "mttr",
+        "new-operator": "gte",
+        "new-threshold": "1.0",
+        "new-min_samples": "30",
+        "new-required": "on",
+        "new-require_significant": "on",
+        **{f"new-{k}": v for k, v in fields.items()},
+    }
+    return client.post(f"/programs/gates/{gate().pk}/criteria/", body, follow=True)
+
+
+def test_the_gate_page_form_adds_filters_and_the_page_shows_each_group(client, lead, ref):
+    client.force_login(lead)
+    response = form_post(client, tag_filters="severity=sev1,sev2", group_by="severity")
+    html = response.content.decode()
+    added = Criterion.objects.get(name="MTTR sev1-2 no worse")
+    assert (added.tag_filters, added.group_by) == ({"severity": ["sev1", "sev2"]}, "severity")
+    assert 'only rows with <span class="mono">severity in (sev1, sev2)</span>' in html
+    assert 'in every group of <span class="mono">severity</span> (the worst decides)' in html
+    assert html.count('<span class="mono">severity = sev') == 2  # one line per group
+    assert "2 of 2 groups of severity pass" in html
+    assert 'value="severity=sev1,sev2"' in html  # the edit form shows the filter as typed
+
+
+def test_the_gate_page_form_refuses_a_bad_filter_naming_it(client, lead, ref):
+    client.force_login(lead)
+    html = form_post(client, tag_filters="severity").content.decode()
+    assert "is not key=value" in html
+    assert not Criterion.objects.filter(name="MTTR sev1-2 no worse").exists()

@@ -95,3 +95,23 @@ def tag_filters_text(filters: TagFilters) -> str:
     for key, values in filters.items():
         parts.append(f"{key} = {values[0]}" if len(values) == 1 else f"{key} in ({', '.join(values)})")
     return " and ".join(parts)
+
+
+def tag_filters_from_text(text: str, *, field: str = "tag_filters") -> dict[str, list[str]]:
+    """ "severity=sev1,sev2; cluster=a" → {"severity": ["sev1", "sev2"], "cluster": ["a"]}."""
+    filters: dict[str, list[str]] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        key, sep, values = part.partition("=")
+        if not sep or not key.strip():
+            raise ApplicationError(
+                f"'{part}' is not key=value[,value…] (e.g. severity=sev1,sev2; cluster=a).",
+                status=400,
+                field=field,
+            )
+        filters.setdefault(key.strip(), []).extend(v.strip() for v in values.split(",") if v.strip())
+    return filters
+
+
+def tag_filters_as_text(filters: TagFilters) -> str:
+    """The inverse of tag_filters_from_text: what a form's text box shows."""
+    return "; ".join(f"{key}={','.join(values)}" for key, values in (filters or {}).items())
