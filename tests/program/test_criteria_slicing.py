@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from metrics.models import Observation
@@ -15,6 +17,7 @@ from program.evaluation import criterion_judge
 from program.models import Criterion, Gate
 from tests.metrics.factories import definition
 from tests.program.factories import make_program, metrics_for_template, spread
+from tests.program.versioning import next_version
 
 # Hours to repair, per severity: the rebuilt stack repairs sev1/sev2 faster, sev3 slower.
 HOURS = {"legacy": {"sev1": 10, "sev2": 8, "sev3": 4}, "rebuilt": {"sev1": 6, "sev2": 5, "sev3": 6}}
@@ -203,3 +206,37 @@ def test_the_gate_page_form_refuses_a_bad_filter_naming_it(client, lead, ref):
     html = form_post(client, tag_filters="severity").content.decode()
     assert "is not key=value" in html
     assert not Criterion.objects.filter(name="MTTR sev1-2 no worse").exists()
+
+
+def test_gate_page_queries_stay_constant_with_grouped_criteria_and_their_shadows(client, as_user, lead, ref):
+    """Sliced shadows (a draft v2 with rows) come from one batched read whatever their number."""
+    draft = next_version(ref["mttr"])
+    rows = Observation.objects.filter(definition=ref["mttr"])
+    Observation.objects.bulk_create(
+        Observation(
+            **{
+                **{f.attname: getattr(o, f.attname) for f in Observation._meta.concrete_fields},
+                "definition_id": draft.pk,
+            }
+        )
+        for o in rows
+    )
+    api = as_user(lead)
+    client.force_login(lead)
+    path = f"/programs/gates/{gate().pk}/"
+
+    def queries() -> tuple[int, str]:
+        services.gate_evaluate(gate=gate())
+        client.get(path)
+        with CaptureQueriesContext(connection) as context:
+            html = client.get(path).content.decode()
+        return len(context.captured_queries), html
+
+    add(api, name="grouped 0", group_by="severity")
+    small, html = queries()
+    assert "Under v2" in html and html.count("groups of severity pass") >= 1
+    for i in range(1, 4):
+        add(api, name=f"grouped {i}", group_by="severity", tag_filters={"severity": ["sev1", "sev2", "sev3"]})
+    large, html = queries()
+    assert html.count("Under v2") == 4
+    assert large == small
