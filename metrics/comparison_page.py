@@ -8,6 +8,7 @@ cards can be compared at a glance.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from django.db import connection
@@ -18,6 +19,7 @@ from core.charts import INK, MUTED, PALETTE, _fmt
 from metrics.selectors.comparison.tags import PREFIX, tag_filters_from_text
 
 TAGS_FIELD = "tags"
+METRIC_REF = re.compile(r"[-a-zA-Z0-9_]{1,100}(@[0-9]{1,9})?")
 # Tag keys to offer for group_by: those of the metric's newest rows (the time index, newest first).
 RECENT_KEYS_SQL = """
 SELECT DISTINCT key FROM (
@@ -54,7 +56,10 @@ def page_params(get: QueryDict) -> QueryDict:
 
 
 def recent_tag_keys(metric: str) -> list[str]:
-    """One query: the tag keys of the metric's newest rows (any version of the key)."""
+    """One query: the tag keys of the metric's newest rows (any version of the key). Not a metric
+    reference (key or key@N): none, and no query; the comparison names what is wrong."""
+    if not METRIC_REF.fullmatch(metric):
+        return []
     key = metric.split("@", 1)[0]
     with connection.cursor() as cursor:
         cursor.execute(RECENT_KEYS_SQL, [key])
