@@ -8,7 +8,7 @@ import django_filters
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status, viewsets
 from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser
@@ -422,7 +422,7 @@ class SideOutput(serializers.Serializer):
     )
 
 
-class ComparisonOutput(serializers.Serializer):
+class ComparisonCore(serializers.Serializer):
     metric = serializers.CharField()
     unit = serializers.CharField()
     direction = serializers.CharField()
@@ -456,9 +456,39 @@ class ComparisonOutput(serializers.Serializer):
         allow_null=True,
         help_text="Where approximate: the relative error bound of every value, quantile and interval bound.",
     )
+    tags = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="The tag filters read: key → values (OR within a key, AND across keys).",
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the reader should know: pooled workloads of different sizes, a capped side, "
+        "groups left out.",
+    )
 
 
-@extend_schema(tags=["metrics"], parameters=[ComparisonQuery], responses=ComparisonOutput)
+class GroupOutput(serializers.Serializer):
+    value = serializers.CharField(help_text="The group-by tag's value.")
+    comparison = ComparisonCore()
+
+
+class ComparisonOutput(ComparisonCore):
+    group_by = serializers.CharField(allow_null=True)
+    groups = GroupOutput(many=True, help_text="One comparison per group value present on both sides.")
+    groups_omitted = serializers.IntegerField(help_text="Groups beyond the cap of 20, left out.")
+
+
+TAG_PARAMETER = OpenApiParameter(
+    "tags.<key>",
+    str,
+    description="Filter by a tag: `tags.severity=sev1&tags.severity=sev2&tags.cluster=a` keeps rows whose "
+    "severity is sev1 or sev2 and whose cluster is a (text tags). Tag-filtered comparisons read exact "
+    "rows (at most the rollup threshold per side, the newest).",
+    many=True,
+)
+
+
+@extend_schema(tags=["metrics"], parameters=[ComparisonQuery, TAG_PARAMETER], responses=ComparisonOutput)
 class ComparisonView(APIView):
     """Old vs new on one metric version: each side's statistic and interval, the ratio's interval, the verdict."""
 

@@ -27,9 +27,19 @@ class ComparisonForm(forms.Form):
     )
     since = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateTimeField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    tags = forms.CharField(
+        required=False,
+        label="Tag filters",
+        help_text="key=value[,value…]; more keys with ';' (values of a key: any; keys: all).",
+        widget=forms.TextInput(attrs={"placeholder": "severity=sev1,sev2; cluster=a", "class": "mono"}),
+    )
+    group_by = forms.ChoiceField(required=False, label="Group by", choices=[("", "no grouping")])
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, tag_keys=(), **kwargs):
         super().__init__(*args, **kwargs)
+        chosen = self.data.get("group_by") if self.is_bound else None
+        keys = sorted({*tag_keys, *([chosen] if chosen else [])})
+        self.fields["group_by"].choices = [("", "no grouping"), *((k, k) for k in keys)]
         # Drafts too: comparing a draft's shadow data is how a new version is tried before activation.
         definitions = MetricDefinition.objects.order_by("key", "-version")
         self.fields["metric"].choices = [

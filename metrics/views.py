@@ -12,8 +12,10 @@ from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
+from metrics.comparison_page import group_cards, page_params, recent_tag_keys, tags_as_text
 from metrics.forms import ComparisonForm, RegistryFilterForm
 from metrics.models import MetricDefinition, PullSource, System
+from metrics.selectors.comparison.tags import tag_filters_text
 from metrics.wording import METHODS, comparison_sentence
 
 
@@ -79,14 +81,19 @@ def metric_detail(request, key: str):
 
 @require_GET
 def comparison_page(request):
-    form = ComparisonForm(request.GET or None)
+    data = request.GET.copy()
+    if "tags" not in data and any(name.startswith("tags.") for name in data):
+        data["tags"] = tags_as_text(request.GET)  # a link with the API's parameters, shown in the box
+    metric = request.GET.get("metric")
+    form = ComparisonForm(data or None, tag_keys=recent_tag_keys(metric) if metric else ())
     result = error = chart = None
-    if request.GET.get("metric"):
-        params = {key: value for key, value in request.GET.items() if value}
+    if metric:
         try:
-            result = selectors.comparison_from_query(params)
+            result = selectors.comparison_from_query(page_params(request.GET))
         except ApplicationError as exc:
-            error = exc.message
+            # Tag parameters are named in the message's field: which one the page's text box made.
+            field = exc.errors[0]["field"] if exc.errors else None
+            error = f"{field}: {exc.message}" if field and field.startswith("tags") else exc.message
         except ValidationError as exc:  # from the query contract the API shares
             error = "; ".join(f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail))
         if result is not None:
@@ -115,6 +122,8 @@ def comparison_page(request):
         "method": METHODS.get(result.method, result.method) if result else "",
         "confidence": f"{(1 - result.alpha) * 100:g}" if result else "",
         "sides": [(result.baseline, "baseline"), (result.candidate, "candidate")] if result else [],
+        "groups": group_cards(result) if result and result.group_by else [],
+        "tags_text": tag_filters_text(result.tags) if result else "",
     }
     template = "metrics/_comparison_result.html" if request.htmx else "metrics/comparison.html"
     return render(request, template, context)

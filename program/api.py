@@ -142,6 +142,8 @@ class CriterionOutput(serializers.ModelSerializer):
             "operator",
             "threshold",
             "window_days",
+            "tag_filters",
+            "group_by",
             "min_samples",
             "require_significant",
             "required",

@@ -16,6 +16,7 @@ from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics.models import Workload
 from metrics.selectors import definition_resolve
+from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program import selectors, services
 from program.api import WRITE_RULES, CriterionOutput, GateOutput
 from program.models import Criterion, Gate
@@ -36,9 +37,34 @@ class CriterionCreate(serializers.Serializer):
     window_days = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=3650, default=None
     )
+    tag_filters = serializers.JSONField(
+        required=False,
+        default=dict,
+        help_text='Only rows with these tags count: {"severity": ["sev1", "sev2"]} (OR within a key, '
+        "AND across keys; text tag values).",
+    )
+    group_by = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A tag key: the criterion must hold in every group of it present on both sides (the "
+        "worst group decides); the evidence lists each group.",
+    )
     min_samples = serializers.IntegerField(required=False, min_value=2, max_value=1_000_000, default=30)
     require_significant = serializers.BooleanField(required=False, default=False)
     required = serializers.BooleanField(required=False, default=True)
+
+    def validate_tag_filters(self, value):
+        try:
+            return tag_filters_check(value)
+        except ApplicationError as exc:
+            raise serializers.ValidationError(exc.message) from None
+
+    def validate_group_by(self, value):
+        try:
+            return group_by_check(value) or ""
+        except ApplicationError as exc:
+            raise serializers.ValidationError(exc.message) from None
 
     def validate(self, attrs):
         if attrs.get("metric"):

@@ -19,7 +19,10 @@ from metrics.inference import judge, judge_shift
 from metrics.models import MetricDefinition, System
 from metrics.selectors import Comparison, comparison_compute
 from metrics.selectors.comparison import comparison_of_sides
+from metrics.selectors.comparison.compute import comparison_of_slices
+from metrics.selectors.comparison.slices import SlicedSides
 from metrics.selectors.comparison.sql import Side
+from program.evaluation_groups import worst_group_of
 from program.models import Criterion, CriterionResult
 
 Outcome = CriterionResult.Outcome
@@ -39,7 +42,7 @@ def criterion_judge(
     baseline: System,
     candidate: System,
     definition: MetricDefinition | None = None,
-    sides: tuple[Side, Side] | None = None,
+    sides: tuple[Side, Side] | SlicedSides | None = None,
     now: datetime | None = None,
 ) -> Judgement:
     """`definition` judges the criterion under another version of its metric than the pinned one (the
@@ -74,10 +77,32 @@ def criterion_judge(
         "min_samples": criterion.min_samples,
         "null_ratio": shift_ratio or 1.0,
     }
+    sliced = {"tag_filters": criterion.tag_filters or {}, "group_by": criterion.group_by or None}
     if sides is None:
-        comparison = comparison_compute(baseline=baseline, candidate=candidate, **options)
+        comparison = comparison_compute(baseline=baseline, candidate=candidate, **options, **sliced)
+    elif isinstance(sides, SlicedSides):
+        comparison = comparison_of_slices(sides, **sliced, **options)
     else:
         comparison = comparison_of_sides(sides=sides, **options)
+    judgement = comparison_judge(criterion, comparison, since=since, until=now)
+    if not criterion.group_by:
+        return judgement
+    outcome, value, reason, groups, deciding = worst_group_of(
+        criterion, comparison, lambda group: comparison_judge(criterion, group, since=since, until=now)
+    )
+    # The top-level numbers stay the pooled comparison's; `value_ci` is the deciding group's, as is
+    # the judged value, so the interval shown beside the threshold is the one that decided.
+    evidence = {**judgement.evidence, "group_by": criterion.group_by, "groups": groups}
+    evidence["deciding_group"] = deciding
+    evidence["value_ci"] = next((g["value_ci"] for g in groups if g["value"] == deciding), None)
+    evidence["pooled"] = {"outcome": judgement.outcome, "value": judgement.value, "reason": judgement.reason}
+    return Judgement(outcome, reason, value, evidence)
+
+
+def comparison_judge(criterion: Criterion, comparison: Comparison, *, since, until) -> Judgement:
+    """One comparison (the pooled one, or one group's) against the criterion's threshold."""
+    shift_ratio = distribution_null_ratio(criterion)
+    now = until
     estimate, ci, label, no_interval = _judged(criterion, comparison)
     evidence = _evidence(comparison, since=since, until=now, value_ci=ci)
     needs_both = criterion.kind != Criterion.Kind.ABSOLUTE
@@ -201,6 +226,8 @@ def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
         "null_ratio": comparison.null_ratio,
         "verdict": comparison.verdict,
         "reason": comparison.reason,
+        "tags": comparison.tags,
+        "warnings": comparison.warnings,
         "approximate": comparison.approximate,
         "accuracy": comparison.accuracy,
     }

@@ -10,6 +10,7 @@ from django import forms
 from core.errors import ApplicationError
 from metrics.models import ComparedStatistic, MetricDefinition, Workload
 from metrics.selectors import definition_resolve
+from metrics.selectors.comparison.tags import tag_filters_as_text, tag_filters_check, tag_filters_from_text
 from program.models import Criterion
 
 METRIC_LIST, WORKLOAD_LIST = "criterion-metrics", "criterion-workloads"
@@ -38,6 +39,19 @@ class CriterionForm(forms.Form):
     window_days = forms.IntegerField(
         required=False, min_value=1, max_value=3650, help_text="Empty: all the data."
     )
+    tag_filters = forms.CharField(
+        required=False,
+        label="Tag filters",
+        help_text="Only rows with these tags: key=value[,value…]; more keys with ';'.",
+        widget=forms.TextInput(attrs={"placeholder": "severity=sev1,sev2", "class": "mono"}),
+    )
+    group_by = forms.CharField(
+        required=False,
+        max_length=64,
+        label="Group by tag",
+        help_text="Must hold in every group of this tag (the worst decides).",
+        widget=forms.TextInput(attrs={"placeholder": "bug_class", "class": "mono"}),
+    )
     min_samples = forms.IntegerField(min_value=2, max_value=1_000_000, initial=30)
     require_significant = forms.BooleanField(
         required=False, label="The whole interval must clear the threshold"
@@ -52,6 +66,15 @@ class CriterionForm(forms.Form):
             return definition_resolve(ref)
         except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from None
+
+    def clean_tag_filters(self):
+        try:
+            return tag_filters_check(tag_filters_from_text(self.cleaned_data["tag_filters"]))
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+    def clean_group_by(self):
+        return self.cleaned_data["group_by"].strip()
 
     def clean_workload(self):
         key = self.cleaned_data["workload"].strip()
@@ -74,6 +97,8 @@ def criterion_initial(criterion: Criterion) -> dict:
         "operator": criterion.operator,
         "threshold": criterion.threshold,
         "window_days": criterion.window_days,
+        "tag_filters": tag_filters_as_text(criterion.tag_filters),
+        "group_by": criterion.group_by,
         "min_samples": criterion.min_samples,
         "require_significant": criterion.require_significant,
         "required": criterion.required,

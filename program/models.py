@@ -177,6 +177,16 @@ class Criterion(models.Model):
     operator = models.CharField(max_length=3, choices=Operator.choices, default=Operator.GTE)
     threshold = models.FloatField(null=True, blank=True)
     window_days = models.PositiveIntegerField(null=True, blank=True, help_text="Only the last N days count.")
+    # Dimension slicing (metrics.selectors.comparison.tags): only rows whose tags match count, and with
+    # `group_by` the criterion must hold in every group of that tag (the worst group decides).
+    tag_filters = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='{"severity": ["sev1", "sev2"]}: OR within a key, AND across keys.',
+    )
+    group_by = models.CharField(
+        max_length=64, blank=True, help_text="A tag key: the criterion must hold for each of its values."
+    )
     min_samples = models.PositiveIntegerField(default=30)
     require_significant = models.BooleanField(default=False)
     required = models.BooleanField(default=True, help_text="Advisory criteria are shown but never block.")

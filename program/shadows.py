@@ -53,7 +53,13 @@ def criteria_shadows(
     wanted = [(c, v) for c in criteria for v in _newer_with_data(c, versions)]
     sides = sides_fetch_many(
         [
-            SidesRequest(definition_id=v.pk, workload_id=c.workload_id, since=criterion_window_start(c, now))
+            SidesRequest(
+                definition_id=v.pk,
+                workload_id=c.workload_id,
+                since=criterion_window_start(c, now),
+                tag_filters=c.tag_filters or None,
+                group_by=c.group_by or None,
+            )
             for c, v in wanted
         ],
         baseline=program.baseline_system,

@@ -10,6 +10,7 @@ from core.errors import ApplicationError
 from core.forms import add_service_error
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
+from metrics.selectors.comparison.tags import tag_filters_text
 from metrics.wording import METHODS, comparison_sentence
 from program import selectors, services
 from program.criteria_history import criteria_change_sentence
@@ -109,7 +110,8 @@ def _evidence_views(criterion, result) -> dict:
             ci=evidence.get("value_ci"),
             threshold=criterion.threshold,
             reference=1.0 if relative else 0.0,
-            label="relative performance" if relative else "improvement %",
+            label=("relative performance" if relative else "improvement %")
+            + (f", worst group ({evidence['deciding_group']})" if evidence.get("deciding_group") else ""),
         )
     return views
 
@@ -128,6 +130,7 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
     for criterion in gate_criteria:
         result = criterion.latest_results[0] if criterion.latest_results else None
         item = {"criterion": criterion, "result": result, "shadows": shadows.get(criterion.pk, [])}
+        item["tags_text"] = tag_filters_text(criterion.tag_filters or {})
         if result and result.evidence.get("baseline"):
             item.update(_evidence_views(criterion, result))
         if can_edit:

@@ -14,6 +14,7 @@ from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition
+from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program.evaluation import distribution_null_ratio
 from program.models import Criterion, Gate
 from program.services.gates import MSG_ALREADY_DECIDED, gate_evaluation_queue, require_gate_state
@@ -29,12 +30,21 @@ EDITABLE_FIELDS = (
     "operator",
     "threshold",
     "window_days",
+    "tag_filters",
+    "group_by",
     "min_samples",
     "require_significant",
     "required",
 )
 # A manual criterion has no measurement: these are cleared when one becomes manual.
-MEASUREMENT_FIELDS = {"metric": None, "workload": None, "statistic": "", "threshold": None}
+MEASUREMENT_FIELDS = {
+    "metric": None,
+    "workload": None,
+    "statistic": "",
+    "threshold": None,
+    "tag_filters": {},
+    "group_by": "",
+}
 # An attestation vouches for one checklist item as worded: rewording it (or making it measured)
 # withdraws the attestation.
 ATTESTED_WORDING = {"name", "kind"}
@@ -101,6 +111,8 @@ def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
         raise ApplicationError(f"Unknown kind '{criterion.kind}'.", status=400, field="kind")
     if criterion.min_samples is None or criterion.min_samples < 2:
         raise ApplicationError("min_samples must be at least 2.", status=400, field="min_samples")
+    criterion.tag_filters = tag_filters_check(criterion.tag_filters)
+    criterion.group_by = group_by_check(criterion.group_by) or ""
     if criterion.kind == Criterion.Kind.MANUAL:
         return
     # An unbound template slot (a `slot` field, where the model has one) waits for its metric.

@@ -8,18 +8,23 @@ verdict is a pure function of that inference (verdict.py).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+
+from django.conf import settings
 
 from metrics.inference import STATISTICS, infer
 from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.read import effective_window
 from metrics.rollups.sketch import ACCURACY
+from metrics.selectors.comparison.slices import pooled_workloads, size_warning, sliced_sides_fetch
 from metrics.selectors.comparison.sql import Side, SideStats, sides_fetch
 from metrics.selectors.comparison.verdict import comparison_verdict
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_SAMPLES = 30
+# A grouped comparison judges at most this many groups (those with the most rows on both sides).
+MAX_GROUPS = 20
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,22 @@ class Comparison:
     # within `accuracy` (relative) of the exact one over the whole days of the window (since/until).
     approximate: bool = False
     accuracy: float | None = None
+    # Dimension slicing: the tag filters read, the group-by key, one comparison per group value present
+    # on both sides (at most MAX_GROUPS; `groups_omitted` more), and what the reader should know.
+    tags: dict = field(default_factory=dict)
+    group_by: str | None = None
+    groups: list[Group] = field(default_factory=list)
+    groups_omitted: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Group:
+    value: str
+    comparison: Comparison
 
 
 def comparison_compute(
@@ -68,10 +86,41 @@ def comparison_compute(
     alpha: float = DEFAULT_ALPHA,
     min_samples: int = DEFAULT_MIN_SAMPLES,
     null_ratio: float = 1.0,
+    tag_filters: dict[str, list[str]] | None = None,
+    group_by: str | None = None,
 ) -> Comparison:
-    """``null_ratio`` is a `distribution` criterion's threshold: its tests ask "better than t×"."""
+    """``null_ratio`` is a `distribution` criterion's threshold: its tests ask "better than t×".
+    Tag filters or a group-by key read exact rows (slices.py); otherwise rows or day rollups (sql.py)."""
     if (statistic or definition.statistic) not in STATISTICS:  # refused before any read
         raise ValueError(f"unknown statistic {statistic or definition.statistic}")
+    judged = {
+        "definition": definition,
+        "workload": workload,
+        "since": since,
+        "until": until,
+        "statistic": statistic,
+        "alpha": alpha,
+        "min_samples": min_samples,
+        "null_ratio": null_ratio,
+    }
+    if tag_filters or group_by:
+        sliced = sliced_sides_fetch(
+            definition=definition,
+            baseline=baseline,
+            candidate=candidate,
+            workload=workload,
+            since=since,
+            until=until,
+            tag_filters=tag_filters,
+            group_by=group_by,
+        )
+        return comparison_of_slices(sliced, tag_filters=tag_filters or {}, group_by=group_by, **judged)
+    warnings = []
+    if workload is None:
+        pooled = pooled_workloads(
+            definition=definition, baseline=baseline, candidate=candidate, since=since, until=until
+        )
+        warnings = [w for w in [size_warning(pooled)] if w]
     sides = sides_fetch(
         definition=definition,
         baseline=baseline,
@@ -80,16 +129,40 @@ def comparison_compute(
         since=since,
         until=until,
     )
-    return comparison_of_sides(
-        definition=definition,
-        sides=sides,
-        workload=workload,
-        since=since,
-        until=until,
-        statistic=statistic,
-        alpha=alpha,
-        min_samples=min_samples,
-        null_ratio=null_ratio,
+    comparison = comparison_of_sides(sides=sides, **judged)
+    return replace(comparison, warnings=warnings) if warnings else comparison
+
+
+def comparison_of_slices(sliced, *, tag_filters: dict, group_by: str | None, **judged) -> Comparison:
+    """The pooled comparison of sliced sides, with one comparison per group present on both sides."""
+    pooled = comparison_of_sides(sides=sliced.pooled, **judged)
+    both = [(value, sides) for value, sides in sliced.groups.items() if min(s.stats.n for s in sides) > 0]
+    both.sort(key=lambda item: (-sum(s.stats.n for s in item[1]), item[0]))
+    kept = sorted(both[:MAX_GROUPS], key=lambda item: item[0])
+    groups = [Group(value, comparison_of_sides(sides=sides, **judged)) for value, sides in kept]
+    warnings = []
+    if judged.get("workload") is None:
+        warnings += [w for w in [size_warning(sliced.workloads)] if w]
+    for system, total in sorted(sliced.capped.items()):
+        warnings.append(
+            f"{system} has {total:,} matching rows in the window; only the newest "
+            f"{settings.ROLLUP_THRESHOLD:,} were read (tag filters read rows, not the day rollups). "
+            "Narrow the window for an answer over all of them."
+        )
+    if len(both) > MAX_GROUPS:
+        warnings.append(
+            f"{len(both)} values of {group_by} have data on both sides; the {MAX_GROUPS} with the most "
+            f"rows are shown, {len(both) - MAX_GROUPS} are left out (they still count in the pooled result)."
+        )
+    if group_by and not both:
+        warnings.append(f"No value of {group_by} has data on both sides: only the pooled result is shown.")
+    return replace(
+        pooled,
+        tags=tag_filters,
+        group_by=group_by,
+        groups=groups,
+        groups_omitted=max(0, len(both) - MAX_GROUPS),
+        warnings=warnings,
     )
 
 

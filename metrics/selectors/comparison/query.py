@@ -20,6 +20,7 @@ from metrics.selectors.comparison.compute import (
     Comparison,
     comparison_compute,
 )
+from metrics.selectors.comparison.tags import group_by_check, tag_filters_from_query
 from metrics.selectors.registry import definition_resolve
 
 
@@ -31,7 +32,7 @@ class ComparisonQuery(serializers.Serializer):
     )
     baseline = serializers.SlugField()
     candidate = serializers.SlugField()
-    workload = serializers.SlugField(required=False)
+    workload = serializers.SlugField(required=False, help_text="Omitted: every workload, pooled.")
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
     statistic = serializers.ChoiceField(
@@ -42,6 +43,12 @@ class ComparisonQuery(serializers.Serializer):
     alpha = serializers.FloatField(required=False, min_value=1e-6, max_value=0.5, default=DEFAULT_ALPHA)
     min_samples = serializers.IntegerField(
         required=False, min_value=2, max_value=1_000_000, default=DEFAULT_MIN_SAMPLES
+    )
+
+    group_by = serializers.CharField(
+        required=False,
+        help_text="A tag key: one comparison per value of it present on both sides (at most 20), "
+        "besides the pooled one. Reads exact rows, never the day rollups.",
     )
 
     def validate(self, attrs):
@@ -55,9 +62,12 @@ class ComparisonQuery(serializers.Serializer):
 
 
 def comparison_from_query(params: Mapping[str, str]) -> Comparison:
+    """`params` may repeat `tags.<key>` (a QueryDict): values of one key are OR'ed, keys AND'ed."""
     query = ComparisonQuery(data=params)
     query.is_valid(raise_exception=True)
     data = query.validated_data
+    tag_filters = tag_filters_from_query(params)
+    group_by = group_by_check(data.get("group_by"))
     definition = definition_resolve(data["metric"])
     if data.get("candidate_metric"):
         other = definition_resolve(data["candidate_metric"], field="candidate_metric")
@@ -81,6 +91,8 @@ def comparison_from_query(params: Mapping[str, str]) -> Comparison:
         statistic=data.get("statistic"),
         alpha=data["alpha"],
         min_samples=data["min_samples"],
+        tag_filters=tag_filters,
+        group_by=group_by,
     )
 
 

@@ -1,0 +1,179 @@
+"""The read of a sliced comparison: tag filters, an optional group-by tag, and the pooled workloads.
+
+The day rollups carry no tags, so a tag-filtered or grouped comparison always reads exact rows, in
+one query for both sides and every group: rows grouped by (system, workload, group value), each
+group's values as an array. The pooled sides are every group's arrays together (rows without the
+group tag count in the pooled comparison only). Tags are not in any index: the query reads the rows
+of the window (the time index narrows it to the window's months and days, then each row's tags are
+tested).
+
+Bounded: each side keeps at most settings.ROLLUP_THRESHOLD rows, the newest (ordered by
+observed_at); a side that had more says so in `capped`, and the comparison carries a warning. The
+cap is the rollup threshold because that is where an unfiltered comparison stops reading rows too.
+
+A side's mean is math.fsum of its values over n, so it does not depend on the order rows arrive in:
+a group's numbers equal those of the same filter asked for on its own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import orjson
+from django.conf import settings
+
+from core.replica import read_connection
+from metrics.models import MetricDefinition, System, Workload
+from metrics.selectors.comparison.sql import Side, _side
+
+# A row matches a filter {key: [values]} when every key's tag is text and one of the values. The same
+# clause serves the batch read (batch.py), where each request carries its own filter.
+TAG_MATCH = """NOT EXISTS (
+    SELECT 1 FROM jsonb_each({filters}) AS wanted_tag (key, vals)
+    WHERE NOT coalesce(jsonb_typeof({row}.tags -> wanted_tag.key) = 'string'
+                       AND wanted_tag.vals @> ({row}.tags -> wanted_tag.key), false))"""
+
+SLICED_SQL = """
+SELECT o.system_id, w.key, w.size, o.grp, max(o.total), array_agg(o.value)
+FROM (
+    SELECT o.system_id, o.workload_id, o.value,
+           CASE WHEN jsonb_typeof(o.tags -> %(group)s) = 'string' THEN o.tags ->> %(group)s END AS grp,
+           row_number() OVER (PARTITION BY o.system_id ORDER BY o.observed_at DESC) AS newest,
+           count(*) OVER (PARTITION BY o.system_id) AS total
+    FROM metrics_observation o
+    WHERE o.definition_id = %(definition)s AND o.system_id IN (%(baseline)s, %(candidate)s) {filters}
+) o
+JOIN metrics_workload w ON w.id = o.workload_id
+WHERE o.newest <= %(cap)s
+GROUP BY 1, 2, 3, 4
+"""
+
+# Which workloads an unsliced comparison without a workload pools: one probe per workload on the
+# (definition, system, workload) prefix of the primary key, so it stops at each workload's first row.
+POOLED_WORKLOADS_SQL = """
+SELECT w.key, w.size FROM metrics_workload w
+WHERE EXISTS (
+    SELECT 1 FROM metrics_observation o
+    WHERE o.definition_id = %(definition)s AND o.system_id IN (%(baseline)s, %(candidate)s)
+      AND o.workload_id = w.id {filters}
+)
+ORDER BY w.key
+"""
+
+
+@dataclass
+class SlicedSides:
+    pooled: tuple[Side, Side]
+    groups: dict[str, tuple[Side, Side]] = field(default_factory=dict)
+    workloads: list[tuple[str, str]] = field(default_factory=list)  # (key, size) of the pooled rows
+    capped: dict[str, int] = field(default_factory=dict)  # system key → rows in the window, over the cap
+
+
+def _window(workload: Workload | None, since: datetime | None, until: datetime | None) -> tuple[str, dict]:
+    sql, params = "", {}
+    if workload is not None:
+        sql += " AND o.workload_id = %(workload)s"
+        params["workload"] = workload.pk
+    if since is not None:
+        sql += " AND o.observed_at >= %(since)s"
+        params["since"] = since
+    if until is not None:
+        sql += " AND o.observed_at < %(until)s"
+        params["until"] = until
+    return sql, params
+
+
+def _side_of(system: System, arrays: list[list[float]]) -> Side:
+    values = [v for array in arrays for v in array]
+    if not values:
+        return _side(system, None)
+    return _side(system, (math.fsum(values) / len(values), values))
+
+
+def sliced_sides_fetch(
+    *,
+    definition: MetricDefinition,
+    baseline: System,
+    candidate: System,
+    workload: Workload | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    tag_filters: dict[str, list[str]] | None = None,
+    group_by: str | None = None,
+    cap: int | None = None,
+) -> SlicedSides:
+    """Both sides, pooled and per group value, in one query."""
+    cap = settings.ROLLUP_THRESHOLD if cap is None else cap
+    filters, params = _window(workload, since, until)
+    if tag_filters:
+        filters += " AND " + TAG_MATCH.format(filters="%(tags)s::jsonb", row="o")
+        params["tags"] = orjson.dumps(tag_filters).decode()
+    params.update(
+        definition=definition.pk,
+        baseline=baseline.pk,
+        candidate=candidate.pk,
+        group=group_by or "",
+        cap=cap,
+    )
+    with read_connection().cursor() as cursor:
+        cursor.execute(SLICED_SQL.format(filters=filters), params)
+        rows = cursor.fetchall()
+    return sliced_sides_of_rows(rows, baseline=baseline, candidate=candidate, group_by=group_by, cap=cap)
+
+
+def sliced_sides_of_rows(rows, *, baseline: System, candidate: System, group_by: str | None, cap: int):
+    """SlicedSides from (system id, workload key, size, group value, rows before the cap, values)
+    rows, as SLICED_SQL (and the batch read, per request) returns them."""
+    systems = {baseline.pk: baseline, candidate.pk: candidate}
+    pooled: dict[int, list] = {baseline.pk: [], candidate.pk: []}
+    grouped: dict[str, dict[int, list]] = {}
+    workloads: set[tuple[str, str]] = set()
+    capped: dict[str, int] = {}
+    for system_id, workload_key, size, group, total, values in rows:
+        pooled[system_id].append(values)
+        workloads.add((workload_key, size))
+        if total > cap:
+            capped[systems[system_id].key] = total
+        if group_by and group is not None:
+            grouped.setdefault(group, {baseline.pk: [], candidate.pk: []})[system_id].append(values)
+    return SlicedSides(
+        pooled=(_side_of(baseline, pooled[baseline.pk]), _side_of(candidate, pooled[candidate.pk])),
+        groups={
+            group: (_side_of(baseline, arrays[baseline.pk]), _side_of(candidate, arrays[candidate.pk]))
+            for group, arrays in grouped.items()
+        },
+        workloads=sorted(workloads),
+        capped=capped,
+    )
+
+
+def pooled_workloads(
+    *,
+    definition: MetricDefinition,
+    baseline: System,
+    candidate: System,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[tuple[str, str]]:
+    """(key, size) of every workload with rows in the window on either side."""
+    filters, params = _window(None, since, until)
+    params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
+    with read_connection().cursor() as cursor:
+        cursor.execute(POOLED_WORKLOADS_SQL.format(filters=filters), params)
+        return list(cursor.fetchall())
+
+
+def size_warning(workloads: list[tuple[str, str]]) -> str | None:
+    """Pooling workloads of different sizes mixes different scales: say which."""
+    sizes: dict[str, list[str]] = {}
+    for key, size in workloads:
+        sizes.setdefault(size, []).append(key)
+    if len(sizes) < 2:
+        return None
+    named = "; ".join(f"{size}: {', '.join(keys)}" for size, keys in sorted(sizes.items()))
+    return (
+        f"This comparison pools workloads of different sizes ({named}); a shift in the mix between the "
+        "systems can move the result. Pick one workload to compare like with like."
+    )
