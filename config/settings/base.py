@@ -116,7 +116,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # reads from the primary. Without it there is no "replica" alias and the router changes nothing.
 if env("DATABASE_REPLICA_URL", default=""):
     DATABASES["replica"] = env.db("DATABASE_REPLICA_URL")
-    DATABASES["replica"].update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
+    DATABASES["replica"].update(
+        CONN_MAX_AGE=0, ENGINE="core.db", CONN_HEALTH_CHECKS=False, TEST={"MIRROR": "default"}
+    )
     DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = dict(DATABASES["default"]["OPTIONS"]["pool"])
 DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
 REPLICA_READS = "replica" in DATABASES
