@@ -14,7 +14,8 @@ carry batch_id, so the join would read every row from the heap.
 Each moment is judged by program.evaluation.criterion_judge, the gate evaluation's own judge, on the
 samples of that window: the outcome is what an evaluation at that moment would have stored had the
 later rows not existed yet. All moments are read together (metrics.selectors.sides_over_time): at
-most three queries whatever their number."""
+most three queries whatever their number, and one more for the series' first observation
+when the moments are the default ones."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.utils import timezone
 
-from metrics.selectors.sides_over_time import sides_over_time
+from metrics.selectors.sides_over_time import series_first_observed, sides_over_time
 from program.evaluation import criterion_judge, criterion_window_start
 from program.models import Criterion, CriterionResult
 
@@ -104,12 +105,20 @@ def criterion_calibration(
         calibration.unavailable = "Bind its template slots first: there is no metric to replay yet."
         return calibration
     calibration.label = _label(criterion)
+    baseline, candidate = program.baseline_system, program.candidate_system
     if points is None:
+        # From the program's start, or the series' first observation if later: weeks without data
+        # would only say "too few samples" and squeeze the weeks that have some.
         start = datetime.combine(program.start_date, time.min, tzinfo=UTC)
-        points = calibration_points(start, now)
+        first = series_first_observed(
+            definition_id=criterion.metric_id,
+            workload_id=criterion.workload_id,
+            baseline=baseline,
+            candidate=candidate,
+        )
+        points = calibration_points(max(start, _midnight(first)) if first else start, now)
     points = sorted(points)[-MAX_POINTS:]
     windows = [(criterion_window_start(criterion, t), None if t >= now else t) for t in points]
-    baseline, candidate = program.baseline_system, program.candidate_system
     sides = sides_over_time(
         definition_id=criterion.metric_id,
         workload_id=criterion.workload_id,

@@ -44,8 +44,16 @@ def _advice(calibration: Calibration, judged: list[CalibrationPoint], flips: int
     threshold = calibration.threshold
     outcomes = {p.outcome for p in judged}
     margins = [m for m in (_margin(p, calibration) for p in judged) if m is not None]
+    widths = sorted((p.value_ci[1] - p.value_ci[0]) / 2 for p in judged if p.value_ci)
+    noise = widths[len(widths) // 2] if widths else None  # the typical interval half-width
     if outcomes == {Outcome.PASS} and margins and len(judged) >= 3:
         closest = min(margins)
+        if noise is not None and closest < noise:
+            return (
+                f"It passed at every point with data, but by as little as {_num(closest)}, less than "
+                f"the interval's typical half-width {_num(noise)}: the threshold is near the noise, "
+                "not loose."
+            )
         return (
             f"It passed at every point with data, never closer than {_num(closest)} to the threshold "
             f"{_num(threshold)}: if the early numbers would not have convinced you, the threshold is loose."

@@ -33,6 +33,21 @@ GROUP BY system_id
 """
 
 
+FIRST_SQL = """
+SELECT min(observed_at) FROM metrics_observation
+WHERE definition_id = %s AND system_id IN (%s, %s) AND (%s::bigint IS NULL OR workload_id = %s)
+"""
+
+
+def series_first_observed(
+    *, definition_id: int, workload_id: int | None, baseline: System, candidate: System
+) -> datetime | None:
+    """When the compared series began: the time index's first entry of the definition that matches."""
+    with connection.cursor() as cursor:
+        cursor.execute(FIRST_SQL, [definition_id, baseline.pk, candidate.pk, workload_id, workload_id])
+        return cursor.fetchone()[0]
+
+
 def _micros(moment: datetime) -> int:
     return round(moment.timestamp() * 1_000_000)
 
