@@ -65,6 +65,8 @@ class CalibrationOutput(serializers.Serializer):
 
 @extend_schema(tags=["program"], parameters=[CalibrationQuery], responses=CalibrationOutput)
 class CriterionCalibration(APIView):
+    """How the criterion would have decided at each earlier moment, with only the data of then."""
+
     permission_classes = [RoleRequired]
 
     def get(self, request, pk):
