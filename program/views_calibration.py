@@ -31,6 +31,7 @@ def criterion_calibration_panel(request, pk: int):
             "calibration": calibration,
             "reading": calibration_reading(calibration),
             "chart": calibration_svg(calibration),
+            "hollow": any(p.value is None for p in calibration.points),
             # Newest first: the table answers "what would it have said last month?".
             "rows": [
                 {"point": p, "straddles": straddles(p, calibration.threshold)} for p in reversed(judged)

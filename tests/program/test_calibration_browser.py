@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from program.calibration import calibration_criterion_get, criterion_calibration
 from program.models import Criterion
 from tests.browser import screenshot, sign_in
 
@@ -26,9 +27,11 @@ def test_viewer_opens_a_criterions_calibration_on_the_gate_page(page, demo, widt
     assert "the threshold 0.95" in reading
     chart = body.locator("svg.calibration-chart")
     assert chart.is_visible()
-    # One dot per moment, coloured by its outcome; the last is the gate's current result.
-    assert chart.locator("circle.point").count() >= 10
-    assert chart.locator("circle.point.fail").count() >= 1
+    # One dot per moment, coloured by its outcome, as the selector judged them.
+    points = criterion_calibration(calibration_criterion_get(criterion.pk)).points
+    assert chart.locator("circle.point").count() == len(points) >= 5
+    failing = sum(1 for p in points if p.outcome == "fail")
+    assert chart.locator("circle.point.fail").count() == failing >= 5
     assert chart.locator("polygon").count() >= 1  # the interval band
     box = chart.bounding_box()
     assert box["width"] <= width  # fits the phone's screen: no sideways scrolling for the chart
