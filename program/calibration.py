@@ -14,8 +14,8 @@ carry batch_id, so the join would read every row from the heap.
 Each moment is judged by program.evaluation.criterion_judge, the gate evaluation's own judge, on the
 samples of that window: the outcome is what an evaluation at that moment would have stored had the
 later rows not existed yet. All moments are read together (metrics.selectors.sides_over_time): at
-most three queries whatever their number, and one more for the series' first observation
-when the moments are the default ones."""
+most three queries whatever their number, and one more for the series' first day (from
+its rollups) when the moments are the default ones."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.utils import timezone
 
-from metrics.selectors.sides_over_time import series_first_observed, sides_over_time
+from metrics.selectors.sides_over_time import series_first_day, sides_over_time
 from program.evaluation import criterion_judge, criterion_window_start
 from program.models import Criterion, CriterionResult
 
@@ -110,13 +110,15 @@ def criterion_calibration(
         # From the program's start, or the series' first observation if later: weeks without data
         # would only say "too few samples" and squeeze the weeks that have some.
         start = datetime.combine(program.start_date, time.min, tzinfo=UTC)
-        first = series_first_observed(
+        first = series_first_day(
             definition_id=criterion.metric_id,
             workload_id=criterion.workload_id,
             baseline=baseline,
             candidate=candidate,
         )
-        points = calibration_points(max(start, _midnight(first)) if first else start, now)
+        if first is not None:
+            start = max(start, datetime.combine(first, time.min, tzinfo=UTC))
+        points = calibration_points(start, now)
     points = sorted(points)[-MAX_POINTS:]
     windows = [(criterion_window_start(criterion, t), None if t >= now else t) for t in points]
     sides = sides_over_time(

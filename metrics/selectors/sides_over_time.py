@@ -14,7 +14,7 @@ and their intervals use numpy's on both paths)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 import numpy as np
 from django.db import connection
@@ -33,18 +33,20 @@ GROUP BY system_id
 """
 
 
-FIRST_SQL = """
-SELECT min(observed_at) FROM metrics_observation
+# The day rollups' unique index (definition, system, workload, day) answers this from a few rows; the
+# time index would walk every other workload's earlier entries first.
+FIRST_DAY_SQL = """
+SELECT min(day) FROM metrics_observationrollup
 WHERE definition_id = %s AND system_id IN (%s, %s) AND (%s::bigint IS NULL OR workload_id = %s)
 """
 
 
-def series_first_observed(
+def series_first_day(
     *, definition_id: int, workload_id: int | None, baseline: System, candidate: System
-) -> datetime | None:
-    """When the compared series began: the time index's first entry of the definition that matches."""
+) -> date | None:
+    """The first UTC day the compared series has rows on, as its rollups say (None: none yet)."""
     with connection.cursor() as cursor:
-        cursor.execute(FIRST_SQL, [definition_id, baseline.pk, candidate.pk, workload_id, workload_id])
+        cursor.execute(FIRST_DAY_SQL, [definition_id, baseline.pk, candidate.pk, workload_id, workload_id])
         return cursor.fetchone()[0]
 
 
