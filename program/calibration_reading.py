@@ -98,7 +98,10 @@ def calibration_reading(calibration: Calibration) -> str:
         f"the outcome changed {flips} time{'s' if flips != 1 else ''}" if flips else "it never changed",
     ]
     if any(p.value_ci for p in judged):
-        parts.append(f"the interval held the threshold at {straddled} of {len(judged)} points with data")
+        held = f"the interval held the threshold at {straddled} of {len(judged)} points with data"
+        if straddled and not calibration.criterion.require_significant:
+            held += " (the point estimate decided those: the criterion does not require significance)"
+        parts.append(held)
     sentence = "; ".join(parts) + "."
     advice = _advice(calibration, judged, flips)
     return f"{sentence} {advice}" if advice else sentence
