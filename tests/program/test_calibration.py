@@ -20,6 +20,8 @@ from metrics.selectors import comparison_compute
 from program import services
 from program.calibration import (
     MAX_POINTS,
+    Calibration,
+    CalibrationPoint,
     calibration_criterion_get,
     calibration_points,
     criterion_calibration,
@@ -184,3 +186,35 @@ def test_manual_and_unbound_criteria_have_nothing_to_replay(ref, lead):
     manual = services.criterion_add(actor=lead, gate=ref["gate"], name="Runbook", kind="manual")
     calibration = criterion_calibration(manual)
     assert calibration.points == [] and "manual" in calibration.unavailable
+
+
+def _calibration_of(criterion, values, ci_half):
+    """A calibration with the given passing estimates (pure: the reading reads no rows)."""
+    start = datetime(2026, 3, 2, tzinfo=UTC)
+    points = [
+        CalibrationPoint(
+            at=start + timedelta(days=7 * i),
+            outcome="pass" if value >= criterion.threshold else "fail",
+            reason="",
+            n_baseline=100,
+            n_candidate=100,
+            value=value,
+            value_ci=(value - ci_half, value + ci_half),
+            relative_performance=value,
+            relative_performance_ci=(value - ci_half, value + ci_half),
+            approximate=False,
+        )
+        for i, value in enumerate(values)
+    ]
+    return Calibration(criterion, "relative performance", "gte", criterion.threshold, points)
+
+
+def test_the_reading_tells_a_loose_threshold_from_one_at_the_noise(ref):
+    criterion = _criterion(ref)  # ≥ 1.0
+    loose = calibration_reading(_calibration_of(criterion, [1.4, 1.5, 1.45, 1.5], 0.05))
+    assert loose.startswith("Would have passed since 2 Mar 2026 (4 of 4 points)")
+    assert "never closer than 0.4 to the threshold 1" in loose and "the threshold is loose" in loose
+    tight = calibration_reading(_calibration_of(criterion, [1.02, 1.05, 1.01, 1.03], 0.05))
+    assert "held the threshold at 4 of 4 points" in tight and "near the noise, not loose" in tight
+    flaky = calibration_reading(_calibration_of(criterion, [1.02, 0.98, 1.03, 0.97, 1.01], 0.05))
+    assert "the outcome changed 4 times" in flaky and "inside the noise" in flaky
