@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import api, api_bindings, api_criteria, api_plan, api_templates
+from program import api, api_bindings, api_calibration, api_criteria, api_plan, api_templates
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
@@ -21,5 +21,10 @@ urlpatterns = [
     path("gates/<int:pk>/repin/", api_criteria.GateRepin.as_view(), name="gate-repin"),
     path("criteria/<int:pk>/", api_criteria.CriterionDetail.as_view(), name="criterion-detail"),
     path("criteria/<int:pk>/attest/", api_criteria.CriterionAttest.as_view(), name="criterion-attest"),
+    path(
+        "criteria/<int:pk>/calibration/",
+        api_calibration.CriterionCalibration.as_view(),
+        name="criterion-calibration",
+    ),
     path("migrations/<int:pk>/state/", api.MigrationState.as_view(), name="migration-state"),
 ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import views, views_bindings, views_criteria, views_plan
+from program import views, views_bindings, views_calibration, views_criteria, views_plan
 
 app_name = "program"
 
@@ -16,6 +16,11 @@ urlpatterns = [
     path("criteria/<int:pk>/attest/", views.criterion_attest, name="criterion-attest"),
     path("criteria/<int:pk>/edit/", views_criteria.criterion_edit, name="criterion-edit"),
     path("criteria/<int:pk>/delete/", views_criteria.criterion_delete, name="criterion-delete"),
+    path(
+        "criteria/<int:pk>/calibration/",
+        views_calibration.criterion_calibration_panel,
+        name="criterion-calibration",
+    ),
     path("phases/<int:pk>/dates/", views_plan.phase_dates, name="phase-dates"),
     path("phases/<int:pk>/replan/", views_plan.phase_replan, name="phase-replan"),
     path("phases/<int:pk>/actual-dates/", views_plan.phase_actual_dates, name="phase-actual-dates"),

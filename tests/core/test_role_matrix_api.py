@@ -51,6 +51,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("PATCH", "/api/v1/criteria/{id}/"): LEAD,
     ("DELETE", "/api/v1/criteria/{id}/"): LEAD,
     ("POST", "/api/v1/criteria/{id}/attest/"): LEAD,
+    ("GET", "/api/v1/criteria/{id}/calibration/"): EVERYONE,
     ("GET", "/api/v1/definitions/"): EVERYONE,
     ("POST", "/api/v1/definitions/"): METRIC_OWNER,
     ("GET", "/api/v1/definitions/{key}/"): EVERYONE,

@@ -86,6 +86,7 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "program:criterion-add": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "program:criterion-edit": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "program:criterion-delete": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "program:criterion-calibration": READ,
     "program:gate-repin": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "freeze:list": READ,
     "freeze:window": READ,
@@ -211,6 +212,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "program:criterion-add": {"pk": gate.pk},
             "program:criterion-edit": {"pk": gate.criteria.order_by("pk").first().pk},
             "program:criterion-delete": {"pk": gate.criteria.order_by("pk").first().pk},
+            "program:criterion-calibration": {"pk": gate.criteria.order_by("pk").first().pk},
             "program:gate-repin": {"pk": gate.pk},
             "program:criterion-attest": {
                 "pk": Criterion.objects.filter(gate__phase__program=program, kind="manual").first().pk
