@@ -104,6 +104,10 @@ def criterion_calibration(
     if criterion.unbound_slots:
         calibration.unavailable = "Bind its template slots first: there is no metric to replay yet."
         return calibration
+    if criterion.tag_filters or criterion.group_by:
+        # The replay reads whole series; a sliced criterion's rows are a subset it cannot replay yet.
+        calibration.unavailable = "Calibration does not replay tag-filtered or grouped criteria yet."
+        return calibration
     calibration.label = _label(criterion)
     baseline, candidate = program.baseline_system, program.candidate_system
     if points is None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import numpy as np
-from django.db import connection
 
+from core.replica import read_connection
 from metrics.models import System
 from metrics.rollups.read import Window, sketches_over_threshold
 from metrics.rollups.sketch import percentile_cont
@@ -45,7 +45,7 @@ def series_first_day(
     *, definition_id: int, workload_id: int | None, baseline: System, candidate: System
 ) -> date | None:
     """The first UTC day the compared series has rows on, as its rollups say (None: none yet)."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(FIRST_DAY_SQL, [definition_id, baseline.pk, candidate.pk, workload_id, workload_id])
         return cursor.fetchone()[0]
 
@@ -94,7 +94,7 @@ def _series_rows(
         filters += " AND observed_at < %s"
         params.append(until)
     rows = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(ROWS_SQL.format(filters=filters), params)
         for system_id, values, times in cursor.fetchall():
             rows[system_id] = (np.asarray(values, dtype=np.float64), np.asarray(times, dtype=np.int64))

@@ -188,6 +188,21 @@ def test_manual_and_unbound_criteria_have_nothing_to_replay(ref, lead):
     assert calibration.points == [] and "manual" in calibration.unavailable
 
 
+def test_a_sliced_criterion_says_it_cannot_be_replayed_rather_than_replay_every_row(ref, lead):
+    sliced = services.criterion_add(
+        actor=lead,
+        gate=ref["gate"],
+        name="Throughput on cluster a",
+        kind="relative",
+        metric=ref["throughput"],
+        workload=ref["medium"],
+        threshold=1.0,
+        tag_filters={"cluster": ["a"]},
+    )
+    calibration = criterion_calibration(sliced)
+    assert calibration.points == [] and "tag-filtered" in calibration.unavailable
+
+
 def _calibration_of(criterion, values, ci_half):
     """A calibration with the given passing estimates (pure: the reading reads no rows)."""
     start = datetime(2026, 3, 2, tzinfo=UTC)
