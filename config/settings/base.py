@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "metrics",
     "program",
     "freeze",
+    "incidents",
 ]
 
 MIDDLEWARE = [
