@@ -23,7 +23,7 @@ class IncidentForm(forms.Form):
     mitigated_at = forms.DateTimeField(widget=DATETIME, required=False, help_text="UTC")
     resolved_at = forms.DateTimeField(widget=DATETIME, required=False, help_text="UTC: setting it resolves.")
     troubleshooting = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
-    link = forms.URLField(required=False, max_length=500)
+    link = forms.URLField(required=False, max_length=500, assume_scheme="https")
     owner_team = forms.CharField(max_length=80, required=False, help_text="Blank: the component's owners.")
 
 
