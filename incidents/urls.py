@@ -9,5 +9,6 @@ urlpatterns = [
     path("new/", views.incident_new, name="new"),
     path("<int:pk>/", views.incident_detail, name="detail"),
     path("<int:pk>/edit/", views.incident_edit, name="edit"),
-    path("<int:pk>/<slug:action>/", views.incident_act, name="act"),
+    path("<int:pk>/resolve/", views.incident_resolve, name="resolve"),
+    path("<int:pk>/checklist/", views.incident_checklist, name="checklist"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from core.audit import transitions_for
 from core.errors import ApplicationError
@@ -44,7 +44,7 @@ def _filter(request) -> selectors.IncidentFilter:
     )
 
 
-def incidents_page(request, form: IncidentForm | None = None, status: int = 200):
+def _list_render(request, form: IncidentForm | None = None, status: int = 200):
     filters = _filter(request)
     old, new = _old_new(request)
     page = Paginator(selectors.incidents_list(filters), PAGE_SIZE).get_page(request.GET.get("page"))
@@ -70,22 +70,26 @@ def incidents_page(request, form: IncidentForm | None = None, status: int = 200)
     return render(request, template, context, status=status)
 
 
+@require_GET
+def incidents_page(request):
+    return _list_render(request)
+
+
 @role_required(*WRITERS, action="file incidents")
+@require_POST
 def incident_new(request):
-    if request.method != "POST":
-        return redirect(reverse("incidents:list") + "#file")
     form = IncidentForm(request.POST)
     if form.is_valid():
         try:
             incident = services.incident_file(user=request.user, **form.cleaned_data)
         except ApplicationError as exc:
-            return incidents_page(request, form, add_service_error(form, exc, fallback_field="title"))
+            return _list_render(request, form, add_service_error(form, exc, fallback_field="title"))
         messages.success(request, f"Incident #{incident.pk} filed; the owner team was told.")
         return redirect("incidents:detail", incident.pk)
-    return incidents_page(request, form, 400)
+    return _list_render(request, form, 400)
 
 
-def incident_detail(request, pk: int, form: IncidentForm | None = None, status: int = 200):
+def _detail_render(request, pk: int, form: IncidentForm | None = None, status: int = 200):
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     initial = {
         name: getattr(incident, name)
@@ -111,43 +115,50 @@ def incident_detail(request, pk: int, form: IncidentForm | None = None, status: 
     )
 
 
+@require_GET
+def incident_detail(request, pk: int):
+    return _detail_render(request, pk)
+
+
 @role_required(*WRITERS, action="update incidents")
+@require_POST
 def incident_edit(request, pk: int):
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
-    if request.method != "POST":
-        return redirect("incidents:detail", pk)
     form = IncidentForm(request.POST)
     if not form.is_valid():
-        return incident_detail(request, pk, form, 400)
+        return _detail_render(request, pk, form, 400)
     try:
         services.incident_update(user=request.user, incident=incident, changes=form.cleaned_data)
     except ApplicationError as exc:
-        return incident_detail(request, pk, form, add_service_error(form, exc, fallback_field="title"))
+        return _detail_render(request, pk, form, add_service_error(form, exc, fallback_field="title"))
     messages.success(request, f"Incident #{pk} saved.")
     return redirect("incidents:detail", pk)
 
 
-@role_required(*WRITERS, action="update incidents")
-def incident_act(request, pk: int, action: str):
-    """The runbook checklist and the one-click resolve."""
+@role_required(*WRITERS, action="resolve incidents")
+@require_POST
+def incident_resolve(request, pk: int):
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
-    if request.method != "POST":
-        return redirect("incidents:detail", pk)
     try:
-        if action == "resolve":
-            services.incident_resolve(user=request.user, incident=incident)
-            messages.success(request, f"Incident #{pk} resolved; its MTTR and MTTD are now evidence.")
-        elif action == "checklist":
-            form = ChecklistForm(request.POST, steps=incident.checklist)
-            form.is_valid()
-            services.incident_update(
-                user=request.user,
-                incident=incident,
-                changes={"done_steps": form.cleaned_data.get("done_steps", [])},
-            )
-            messages.success(request, "Runbook checklist saved.")
-        else:
-            return redirect("incidents:detail", pk)
+        services.incident_resolve(user=request.user, incident=incident)
     except ApplicationError as exc:
         messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Incident #{pk} resolved; its MTTR and MTTD are now evidence.")
+    return redirect("incidents:detail", pk)
+
+
+@role_required(*WRITERS, action="update incidents")
+@require_POST
+def incident_checklist(request, pk: int):
+    """The runbook's checkboxes: the steps ticked are done, the rest are not."""
+    incident = get_object_or_404(selectors.incidents_list(), pk=pk)
+    form = ChecklistForm(request.POST, steps=incident.checklist)
+    done = form.cleaned_data["done_steps"] if form.is_valid() else []
+    try:
+        services.incident_update(user=request.user, incident=incident, changes={"done_steps": done})
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Runbook checklist saved.")
     return redirect("incidents:detail", pk)
