@@ -71,7 +71,9 @@ def _checklist(
 
 
 def _times(values: dict[str, Any]) -> dict[str, datetime | None]:
+    """The four times, checked in the order they came (so a refusal names the field that was sent)."""
     times = {name: values.get(name) for name in TIME_FIELDS}
+    time_order_check(times)
     if times["resolved_at"] and not times["mitigated_at"]:
         # A resolved incident's impact has stopped: no later than the fix.
         times["mitigated_at"] = times["resolved_at"]
@@ -131,7 +133,6 @@ def incident_file(
             "resolved_at": resolved_at,
         }
     )
-    time_order_check(times)
     with transaction.atomic():
         incident = Incident.objects.create(
             title=title.strip(),
@@ -167,7 +168,6 @@ def incident_update(*, user, incident: Incident, changes: dict[str, Any]) -> Inc
         before = {name: getattr(incident, name) for name in EDITABLE if name != "done_steps"}
         merged = {**{name: getattr(incident, name) for name in TIME_FIELDS}, **changes}
         times = _times(merged)
-        time_order_check(times)
         was_resolved, old_state = incident.is_resolved, incident.state
         for name, value in changes.items():
             if name not in TIME_FIELDS and name != "done_steps":
