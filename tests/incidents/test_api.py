@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from django.test.utils import CaptureQueriesContext
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from incidents.models import Incident
@@ -99,7 +99,9 @@ def test_patch_resolves_and_writes_the_evidence(refs, as_user, engineer):
     assert body["state"] == "resolved"
     assert [step["done"] for step in body["checklist"]][:3] == [True, False, True]
     values = dict(
-        Observation.objects.filter(run_id=f"incident-{incident['id']}").values_list("definition__key", "value")
+        Observation.objects.filter(run_id=f"incident-{incident['id']}").values_list(
+            "definition__key", "value"
+        )
     )
     assert values == {"mttr": pytest.approx(4.0), "mttd": pytest.approx(0.5)}
 
@@ -119,7 +121,9 @@ def test_the_list_filters_and_runs_a_constant_number_of_queries(refs, as_user, e
         file_incident(engineer, refs, system="legacy", opened=now - timedelta(days=10 + i))
     file_incident(engineer, refs, opened=now - timedelta(days=2), resolved_at=now - timedelta(days=1))
     client = as_user(viewer)
-    assert [row["system"] for row in client.get(URL, {"system": "legacy"}).json()["results"]] == ["legacy"] * 3
+    assert [row["system"] for row in client.get(URL, {"system": "legacy"}).json()["results"]] == [
+        "legacy"
+    ] * 3
     assert len(client.get(URL, {"state": "resolved"}).json()["results"]) == 1
     assert len(client.get(URL, {"since": (now - timedelta(days=5)).isoformat()}).json()["results"]) == 1
     assert client.get(URL, {"severity": "sev9"}).status_code == 400
@@ -177,7 +181,9 @@ def test_bug_classes_list_the_seeded_vocabulary(refs, as_user, viewer):
 CSV_HEADER = "title,system,component,bug_class,severity,opened_at,detected_at,resolved_at,done_steps\n"
 
 
-def csv_row(title: str, opened: datetime, detected: datetime, resolved: datetime | None, system="legacy") -> str:
+def csv_row(
+    title: str, opened: datetime, detected: datetime, resolved: datetime | None, system="legacy"
+) -> str:
     return (
         f"{title},{system},nccl,data-pipeline,sev3,{opened.isoformat()},{detected.isoformat()},"
         f"{resolved.isoformat() if resolved else ''},0;1\n"
@@ -186,7 +192,9 @@ def csv_row(title: str, opened: datetime, detected: datetime, resolved: datetime
 
 def test_csv_import_files_every_row(refs, as_user, engineer):
     opened = datetime(2026, 3, 1, 8, tzinfo=UTC)
-    body = CSV_HEADER + csv_row("Loader stall", opened, opened + timedelta(hours=1), opened + timedelta(hours=3))
+    body = CSV_HEADER + csv_row(
+        "Loader stall", opened, opened + timedelta(hours=1), opened + timedelta(hours=3)
+    )
     body += csv_row("Shard 404", opened, opened + timedelta(hours=2), None, system="rebuilt")
     response = as_user(engineer).post(f"{URL}import/", body.encode(), content_type="text/csv")
     assert response.status_code == 201, response.json()
