@@ -15,4 +15,5 @@ def mttr_chart(speeds: list[Speed], *, old: str, new: str) -> SafeString:
         if speed.system in (old, new) and speed.mttr_p50_hours is not None:
             by_class.setdefault(speed.bug_class_name, {})[speed.system] = speed.mttr_p50_hours
     rows = [(name, sides.get(old), sides.get(new)) for name, sides in sorted(by_class.items())]
-    return compare_bars(rows, labels=(f"{old} (old)", f"{new} (new)"))
+    # Long enough for "Performance regression" at the chart's 11 px labels.
+    return compare_bars(rows, labels=(f"{old} (old)", f"{new} (new)"), width=460, label_width=140)

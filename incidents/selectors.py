@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -91,3 +91,22 @@ def incident_speed(filters: IncidentFilter | None = None) -> list[Speed]:
     with connection.cursor() as cursor:
         cursor.execute(SPEED_SQL.format(where=" AND ".join(where)), params)
         return [Speed(*row) for row in cursor.fetchall()]
+
+
+MONTHLY_SQL = """
+SELECT s.key, date_trunc('month', i.resolved_at AT TIME ZONE 'UTC') AS month,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM i.resolved_at - i.opened_at)) / 3600.0
+FROM incidents_incident i JOIN metrics_system s ON s.id = i.system_id
+WHERE i.resolved_at IS NOT NULL AND s.key = ANY(%s)
+GROUP BY s.key, month ORDER BY month
+"""
+
+
+def mttr_by_month(systems: list[str]) -> dict[str, list[tuple[datetime, float]]]:
+    """Median hours to resolve per system and calendar month (UTC) of resolution: the trend line."""
+    series: dict[str, list[tuple[datetime, float]]] = {key: [] for key in systems}
+    with connection.cursor() as cursor:
+        cursor.execute(MONTHLY_SQL, [systems])
+        for system, month, hours in cursor.fetchall():
+            series[system].append((month.replace(tzinfo=UTC), hours))
+    return series

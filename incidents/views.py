@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from core.audit import transitions_for
+from core.charts import line_chart
 from core.errors import ApplicationError
 from core.forms import add_service_error
 from core.pages import role_required
@@ -19,6 +23,8 @@ from incidents.models import TIME_FIELDS, Severity
 from metrics.models import System
 
 WRITERS = (FRAMEWORK_ENGINEERS, PROGRAM_LEADS)
+# The chart's windows: incidents opened in the last N days ("" is all time).
+WINDOWS = ("30", "90", "180")
 PAGE_SIZE = 50
 
 
@@ -48,13 +54,22 @@ def _list_render(request, form: IncidentForm | None = None, status: int = 200):
     filters = _filter(request)
     old, new = _old_new(request)
     page = Paginator(selectors.incidents_list(filters), PAGE_SIZE).get_page(request.GET.get("page"))
-    speeds = selectors.incident_speed()
+    days = request.GET.get("days", "")
+    window = (
+        selectors.IncidentFilter(since=timezone.now() - timedelta(days=int(days)))
+        if days in WINDOWS
+        else None
+    )
+    speeds = selectors.incident_speed(window)
     context = {
         "page": page,
         "filters": filters,
         "old": old,
         "new": new,
         "chart": mttr_chart(speeds, old=old, new=new),
+        "trend": line_chart(selectors.mttr_by_month([old, new]), unit="h", width=460),
+        "days": days if days in WINDOWS else "",
+        "windows": WINDOWS,
         "speeds": [s for s in speeds if s.system in (old, new)],
         "systems": System.objects.order_by("key"),
         "bug_classes": selectors.bug_classes_list(),
