@@ -216,3 +216,19 @@ def test_csv_import_is_all_or_nothing_with_row_errors(refs, as_user, engineer):
     ]
     assert not Incident.objects.exists()
     assert not Observation.objects.exists()
+
+
+def test_the_import_command_uses_the_same_rules(refs, engineer, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    opened = datetime(2026, 3, 1, 8, tzinfo=UTC)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(CSV_HEADER + csv_row("Backwards", opened, opened - timedelta(hours=1), None))
+    with pytest.raises(CommandError, match=r"row 0: detected_at: detected_at must not be before opened_at\."):
+        call_command("import_incidents", str(bad), user="engineer")
+    good = tmp_path / "good.csv"
+    good.write_text(
+        CSV_HEADER + csv_row("Fine", opened, opened + timedelta(hours=1), opened + timedelta(hours=3))
+    )
+    call_command("import_incidents", str(good), user="engineer")
+    assert Incident.objects.get().title == "Fine"
