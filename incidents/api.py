@@ -33,7 +33,8 @@ class IncidentOutput(serializers.ModelSerializer):
     workload = serializers.CharField(source="workload.key", allow_null=True, default=None)
     bug_class = serializers.CharField(source="bug_class.key")
     reporter = serializers.CharField(source="reporter.username", allow_null=True, default=None)
-    state = serializers.ChoiceField(choices=["open", "mitigated", "resolved"], read_only=True)
+    # A CharField, not a ChoiceField: the schema's enum named "state" belongs to freeze exceptions.
+    state = serializers.CharField(read_only=True, help_text="open, mitigated or resolved")
 
     class Meta:
         model = Incident

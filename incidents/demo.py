@@ -16,8 +16,8 @@ from freeze.models import Component
 from incidents import services
 from incidents.models import BugClass, Incident
 from incidents.services.derived import incident_rates_derive
-from incidents.vocabulary import vocabulary_seed
-from metrics.models import MetricDefinition, System, Workload
+from incidents.vocabulary import bug_classes_seed, incident_metrics_ensure
+from metrics.models import System, Workload
 
 # The program demo starts 10 months and 12 days ago (program/demo.py); incidents follow its months.
 PROGRAM_AGE = relativedelta(months=10, days=12)
@@ -82,7 +82,8 @@ def _plan(rng: random.Random, system: str, month: int) -> tuple[int, dict[str, i
 def demo_load(*, users, stdout) -> None:
     if Incident.objects.exists() or not Component.objects.filter(key="nccl").exists():
         return
-    vocabulary_seed(BugClass, Workload, MetricDefinition)
+    bug_classes_seed(BugClass)
+    incident_metrics_ensure()
     rng = random.Random(15)
     engineer = users["engineer"]
     now = timezone.now().replace(second=0, microsecond=0)

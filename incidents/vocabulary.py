@@ -1,9 +1,17 @@
-"""The seeded vocabulary: bug classes with their runbooks, the `fleet` workload incidents without a
-workload are filed under, and the registry's incident metrics (active, owned by the framework
-engineers). The data migration seeds them; the demo makes sure of them again (a test database's
-flush empties the migration's rows)."""
+"""What the incident log brings: the bug classes with their runbooks (seeded by the data migration,
+and again by the demo: a test database's flush empties the migration's rows), and, on first use, the
+registry's incident metrics and the `fleet` workload incidents without a workload are filed under.
 
+The metrics are registered on first use rather than by migration, so a database without incidents
+(every other app's tests) has a registry without them. They are written directly, active at once,
+owned by the framework engineers: the metric-owner workflow of draft → active is for people, and
+these meanings are fixed here in code; the audit row says who registered them.
+"""
+
+from django.db import transaction
 from django.utils import timezone
+
+from core.audit import transition_record
 
 BUG_CLASSES = [
     (
@@ -139,10 +147,18 @@ METRICS = [
 ]
 
 
-def vocabulary_seed(BugClass, Workload, MetricDefinition) -> None:
-    """Create what is missing; takes the model classes so the data migration can pass its historical ones."""
+def bug_classes_seed(BugClass) -> None:
+    """Create the missing classes; takes the model so the data migration can pass its historical one."""
     for key, name, runbook in BUG_CLASSES:
         BugClass.objects.get_or_create(key=key, defaults={"name": name, "runbook": runbook})
+
+
+def incident_metrics_ensure() -> None:
+    """Register the incident metrics and the fleet workload where missing (first use)."""
+    from metrics.models import MetricDefinition, Workload
+
+    if MetricDefinition.objects.filter(key__in=[spec["key"] for spec in METRICS]).count() == len(METRICS):
+        return
     Workload.objects.get_or_create(
         key="fleet",
         defaults={
@@ -154,6 +170,22 @@ def vocabulary_seed(BugClass, Workload, MetricDefinition) -> None:
     for spec in METRICS:
         if MetricDefinition.objects.filter(key=spec["key"]).exists():
             continue
-        MetricDefinition.objects.create(
-            version=1, owner_team="framework-engineers", status="active", activated_at=timezone.now(), **spec
-        )
+        with transaction.atomic():  # two first uses at once: the second finds the first's row
+            definition, created = MetricDefinition.objects.get_or_create(
+                key=spec["key"],
+                version=1,
+                defaults={
+                    **{name: value for name, value in spec.items() if name != "key"},
+                    "owner_team": "framework-engineers",
+                    "status": MetricDefinition.Status.ACTIVE,
+                    "activated_at": timezone.now(),
+                    "min_value": 0.0,
+                },
+            )
+            if created:
+                transition_record(
+                    subject=definition,
+                    action="registered",
+                    to_state=definition.status,
+                    reason="Registered by the incident log on first use.",
+                )

@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from incidents import evidence
+from incidents.vocabulary import incident_metrics_ensure
 from metrics import ingest
 from metrics.models import Observation
 from metrics.services.withdraw import observations_withdraw
@@ -105,6 +106,7 @@ def _row(metric: str, system: str, run_id: str, observed_at: datetime, value: in
 
 def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int:
     """Write the completed weeks and days of the last `days`; how many values were new or changed."""
+    incident_metrics_ensure()
     today = (now or timezone.now()).astimezone(UTC).date()
     first_day = today - timedelta(days=days)
     this_monday = today - timedelta(days=today.weekday())

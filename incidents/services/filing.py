@@ -24,6 +24,7 @@ from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
 from incidents import evidence
 from incidents.models import TIME_FIELDS, BugClass, Incident
 from incidents.services.times import time_order_check
+from incidents.vocabulary import incident_metrics_ensure
 from metrics import ingest
 from metrics.services.withdraw import observations_withdraw
 
@@ -88,6 +89,7 @@ def _write_evidence(incident: Incident, user, *, replace: bool) -> None:
         )
     rows = evidence.speed_rows(incident)
     if rows:
+        incident_metrics_ensure()
         ingest.observations_ingest_rows(rows=rows, submitted_by=user, source=evidence.SOURCE)
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from incidents import services as incident_services
+from incidents.vocabulary import incident_metrics_ensure
 from metrics.models import MetricDefinition, Observation
 from program import services
 from program.models import Criterion, CriterionResult, Gate
@@ -19,6 +20,7 @@ from tests.program.factories import make_program, metrics_for_template
 @pytest.fixture
 def gate(db, lead):
     metrics_for_template()
+    incident_metrics_ensure()  # what the first resolved incident would do
     program = make_program(lead)
     gate = Gate.objects.get(phase__program=program, phase__kind="canary", kind="exit")
     criterion = services.criterion_add(
