@@ -17,6 +17,7 @@ api_v1 = [
     path("", include("metrics.api_urls")),
     path("", include("program.api_urls")),
     path("", include("core.api_urls")),
+    path("", include("incidents.api_urls")),
 ]
 
 urlpatterns = [
@@ -39,6 +40,7 @@ urlpatterns = [
     path("metrics/", include("metrics.urls")),
     path("programs/", include("program.urls")),
     path("freeze/", include("freeze.urls")),
+    path("incidents/", include("incidents.urls")),
     re_path(r"^api/", core_views.api_unknown, name="api-unknown"),
 ]
 

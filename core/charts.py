@@ -87,6 +87,7 @@ def compare_bars(
     intervals: dict[str, tuple[Interval, Interval]] | None = None,
     threshold: float | None = None,
     width: int = 560,
+    label_width: int = 56,
 ) -> SafeString:
     """Side-by-side bars of baseline and candidate per statistic (e.g. p50, p95, p99).
 
@@ -98,7 +99,7 @@ def compare_bars(
         return mark_safe('<p class="muted small">No observations yet.</p>')
     bounds = [bound for pair in intervals.values() for ci in pair if ci for bound in ci]
     top = max([*present, *bounds, *([threshold] if threshold is not None else [])]) or 1
-    bar_h, gap, label_w = 14, 10, 56
+    bar_h, gap, label_w = 14, 10, label_width
     span = width - label_w - 70
     height = len(rows) * (2 * bar_h + gap) + 24 + (14 if threshold is not None else 0)
     parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="comparison">']

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "metrics",
     "program",
     "freeze",
+    "incidents",
 ]
 
 MIDDLEWARE = [
@@ -334,7 +335,13 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": crontab(hour=2, minute=41),
     },
     "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
+    "incident-rates-derive": {
+        "task": "incidents.tasks.incident_rates_derive",
+        "schedule": crontab(hour=1, minute=17),
+    },
 }
+# effective-rounds-per-day counts the runs (run_ids) of this metric that no incident interrupted.
+INCIDENTS_RUNS_METRIC = env.str("INCIDENTS_RUNS_METRIC", default="step-time")
 # Comparisons and gate criteria with more rows than this on a side read the day rollups (approximate,
 # metrics.rollups); smaller windows are read exactly from the rows. 100,000, not 200,000: at 10M rows the
 # demo program's criteria have ~137,000 rows a side, and each exact one cost ~65 ms to read plus ~50 ms

@@ -38,6 +38,7 @@ PLAIN = {
 THROUGH_SERVICE = {
     "metrics.MetricDefinition",  # definition_update: wording on any version, meaning on drafts only.
     "freeze.Component",  # component_upsert (program leads).
+    "incidents.Incident",  # incident_file / incident_update (framework engineers, program leads).
 }
 # Deleting stays possible for these (django-axes: deleting a login record lifts a lockout).
 DELETABLE = {

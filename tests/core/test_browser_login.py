@@ -25,6 +25,7 @@ def test_demo_user_signs_in_through_the_login_page(page, viewer):
         "Freeze",
         "list",
         "Metrics",
+        "Incidents",
     ]
 
 

@@ -19,6 +19,8 @@ from rest_framework.test import APIClient
 from core.notifications import notification_send
 from core.roles import PROGRAM_LEADS
 from freeze import services as freeze_services
+from incidents import services as incident_services
+from incidents.models import BugClass
 from metrics.models import MetricDefinition, System, Workload
 from metrics.services.pull_sources import pull_source_create
 from program import services as program_services
@@ -88,6 +90,13 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/gates/{id}/evaluate/"): LEAD_OR_METRIC_OWNER,
     ("POST", "/api/v1/gates/{id}/reopen/"): LEAD,
     ("POST", "/api/v1/gates/{id}/repin/"): LEAD,
+    ("GET", "/api/v1/incidents/"): EVERYONE,
+    ("POST", "/api/v1/incidents/"): LEAD_OR_ENGINEER,
+    ("GET", "/api/v1/incidents/{id}/"): EVERYONE,
+    ("PATCH", "/api/v1/incidents/{id}/"): LEAD_OR_ENGINEER,
+    ("GET", "/api/v1/incidents/bug-classes/"): EVERYONE,
+    ("POST", "/api/v1/incidents/import/"): LEAD_OR_ENGINEER,
+    ("GET", "/api/v1/incidents/mttr/"): EVERYONE,
     ("POST", "/api/v1/migrations/{id}/state/"): LEAD_OR_ENGINEER,
     ("GET", "/api/v1/me/work/"): EVERYONE,
     ("GET", "/api/v1/notifications/"): EVERYONE,
@@ -175,9 +184,20 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
             "workloads": ["llm-finetune-8b"],
         },
     )
+    incident = incident_services.incident_file(
+        user=engineer,
+        title="Hang",
+        system=System.objects.get(key="rebuilt"),
+        component=setup["trainer"],
+        bug_class=BugClass.objects.get(key="communication-hang"),
+        severity="sev2",
+        opened_at=setup["now"] - timedelta(hours=3),
+        detected_at=setup["now"] - timedelta(hours=2),
+    )
     return {
         "users": users,
         "args": {
+            "incidents": {"id": incident.pk},
             "criteria": {"id": gate.criteria.first().pk},
             "definitions": {"key": "training-throughput", "version": 1},
             "freeze-exceptions": {"id": submitted_exception(engineer, setup["trainer"], setup["now"]).pk},

@@ -18,6 +18,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from core.notifications import notification_send
 from freeze import services as freeze_services
+from incidents import services as incident_services
+from incidents.models import BugClass
 from metrics.models import Workload
 from program import services as program_services
 from program.models import Criterion, Gate, Phase
@@ -106,6 +108,13 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "freeze:exception-act[reject]": (POST_ONLY, row("302 403 403 403 400 403 400")),
     "freeze:exception-act[withdraw]": (POST_ONLY, row("302 403 302 403 403 403 403")),
     "freeze:exception-act[revoke]": (POST_ONLY, row("302 403 403 403 403 403 400")),
+    "incidents:list": READ,
+    "incidents:detail": READ,
+    # Framework engineers and program leads file and update incidents; the form is on the list page.
+    "incidents:new": (row("302 403 405 403 403 403 405"), row("302 403 400 403 403 403 400")),
+    "incidents:edit": (row("302 403 405 403 403 403 405"), row("302 403 400 403 403 403 400")),
+    "incidents:resolve": (row("302 403 405 403 403 403 405"), row("302 403 302 403 403 403 302")),
+    "incidents:checklist": (row("302 403 405 403 403 403 405"), row("302 403 302 403 403 403 302")),
     "freeze:override-new": LEAD_FORM,
     # The fixture override was opened by lead2, so `lead` may review it.
     "freeze:override-review": LEAD_FORM,
@@ -178,6 +187,16 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     override = freeze_services.override_open(
         lead=lead2, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
     )
+    incident = incident_services.incident_file(
+        user=engineer,
+        title="Hang",
+        system=program.candidate_system,
+        component=ref["trainer"],
+        bug_class=BugClass.objects.get(key="communication-hang"),
+        severity="sev2",
+        opened_at=ref["now"] - timedelta(hours=3),
+        detected_at=ref["now"] - timedelta(hours=2),
+    )
     leads_only = notification_send(event="gate.ready", subject="s", body="b", link="/programs/", users=[lead])
     users = {
         "anonymous": None,
@@ -226,6 +245,10 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "freeze:exception": {"pk": submitted.pk},
             "freeze:exception-edit": {"pk": submitted.pk},
             "freeze:override-review": {"pk": override.pk},
+            **{
+                f"incidents:{name}": {"pk": incident.pk}
+                for name in ("detail", "edit", "resolve", "checklist")
+            },
         },
     }
 

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from core.demo import DEMO_PASSWORD, DEMO_USERS, demo_users_load
 
 # Each app that has demo data exposes `demo_load(users, stdout)`; order follows the app dependencies.
-APP_DEMOS = ("metrics.demo", "program.demo", "freeze.demo")
+APP_DEMOS = ("metrics.demo", "program.demo", "freeze.demo", "incidents.demo")
 
 
 class Command(BaseCommand):

@@ -1,0 +1,40 @@
+"""The filing and edit forms of the incidents page; they hand cleaned data to the services."""
+
+from __future__ import annotations
+
+from django import forms
+
+from freeze.models import Component
+from incidents.models import BugClass, Severity
+from metrics.models import System, Workload
+
+DATETIME = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+
+class IncidentForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    system = forms.ModelChoiceField(System.objects.all(), to_field_name="key")
+    component = forms.ModelChoiceField(Component.objects.all(), to_field_name="key")
+    workload = forms.ModelChoiceField(Workload.objects.all(), to_field_name="key", required=False)
+    bug_class = forms.ModelChoiceField(BugClass.objects.all(), to_field_name="key")
+    severity = forms.ChoiceField(choices=Severity.choices)
+    opened_at = forms.DateTimeField(widget=DATETIME, help_text="UTC: when the failure began.")
+    detected_at = forms.DateTimeField(widget=DATETIME, help_text="UTC")
+    mitigated_at = forms.DateTimeField(widget=DATETIME, required=False, help_text="UTC")
+    resolved_at = forms.DateTimeField(widget=DATETIME, required=False, help_text="UTC: setting it resolves.")
+    troubleshooting = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    link = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    owner_team = forms.CharField(max_length=80, required=False, help_text="Blank: the component's owners.")
+
+
+class ChecklistForm(forms.Form):
+    """The runbook steps as checkboxes; the names are the step indices."""
+
+    done_steps = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, steps: list[dict], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["done_steps"].choices = [(i, item["step"]) for i, item in enumerate(steps)]
+        self.fields["done_steps"].initial = [i for i, item in enumerate(steps) if item.get("done")]

@@ -1,0 +1,109 @@
+"""The incident log: what broke, on which system and component, and how long finding and fixing it took."""
+
+from __future__ import annotations
+
+import pghistory
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from freeze.models import Component
+from metrics.models import System, Workload
+
+
+@pghistory.track()
+class BugClass(models.Model):
+    """A kind of failure (configurable vocabulary) with the runbook a responder works through."""
+
+    key = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    # The runbook checklist template: a list of step texts, copied onto each incident filed in this class.
+    runbook = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "bug classes"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Severity(models.TextChoices):
+    SEV1 = "sev1", "sev1 (outage)"
+    SEV2 = "sev2", "sev2 (major)"
+    SEV3 = "sev3", "sev3 (minor)"
+    SEV4 = "sev4", "sev4 (cosmetic)"
+
+
+# The four moments in the order they must come; the time-order rules and constraints walk this list.
+TIME_FIELDS = ("opened_at", "detected_at", "mitigated_at", "resolved_at")
+
+
+def _ordered(earlier: str, later: str) -> Q:
+    return (
+        Q(**{f"{earlier}__isnull": True})
+        | Q(**{f"{later}__isnull": True})
+        | Q(**{f"{earlier}__lte": F(later)})
+    )
+
+
+@pghistory.track()
+class Incident(models.Model):
+    """One failure on one system: opened (it began) ≤ detected ≤ mitigated ≤ resolved."""
+
+    title = models.CharField(max_length=200)
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="+")
+    workload = models.ForeignKey(Workload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    bug_class = models.ForeignKey(BugClass, on_delete=models.PROTECT, related_name="incidents")
+    severity = models.CharField(max_length=4, choices=Severity.choices)
+    opened_at = models.DateTimeField(help_text="When the failure began.")
+    detected_at = models.DateTimeField(help_text="When someone (or an alert) noticed it.")
+    mitigated_at = models.DateTimeField(null=True, blank=True, help_text="When the impact stopped.")
+    resolved_at = models.DateTimeField(null=True, blank=True, help_text="When the fix landed.")
+    troubleshooting = models.TextField(blank=True)
+    # The bug class's runbook at filing time: [{"step": "...", "done": bool}, ...].
+    checklist = models.JSONField(default=list, blank=True)
+    link = models.URLField(max_length=500, blank=True)
+    owner_team = models.CharField(max_length=80)
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Bumped each time a resolved incident's evidence is rewritten (services.evidence).
+    revision = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-opened_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_ordered("opened_at", "detected_at"), name="incident_detected_after_opened"
+            ),
+            models.CheckConstraint(
+                condition=_ordered("detected_at", "mitigated_at"), name="incident_mitigated_after_detected"
+            ),
+            models.CheckConstraint(
+                condition=_ordered("mitigated_at", "resolved_at"), name="incident_resolved_after_mitigated"
+            ),
+            models.CheckConstraint(
+                condition=_ordered("detected_at", "resolved_at"), name="incident_resolved_after_detected"
+            ),
+        ]
+        indexes = [
+            # The MTTR/MTTD window (selectors.incident_speed) and the list's since/until filter.
+            models.Index(fields=["system", "opened_at"], name="incident_system_opened"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.title}"
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.resolved_at is not None
+
+    @property
+    def state(self) -> str:
+        if self.resolved_at:
+            return "resolved"
+        return "mitigated" if self.mitigated_at else "open"

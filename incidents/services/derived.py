@@ -1,0 +1,134 @@
+"""The derived incident metrics, written daily by beat through the ingest service:
+
+- `incidents-per-week`: incidents opened per system in each completed ISO week (zeros included, for
+  every system with incidents), observed at the week's Monday 00:00 UTC, run_id `<system>-week-<YYYY-Www>`.
+- `effective-rounds-per-day`: per system and completed UTC day, the runs that reached their end event
+  without an incident. A run is the observations of one run_id of RUNS_METRIC (step time by default);
+  it starts at its first observation and ends (its end event) at its last; it counts on the day it
+  ended when no incident on its system was open at any moment of that span. run_id `<system>-day-<date>`.
+
+Idempotent: a value already stored is left alone (ingest's natural key makes it a no-op); a value that
+changed (an incident filed late) is withdrawn and written again, in one transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from incidents import evidence
+from incidents.vocabulary import incident_metrics_ensure
+from metrics import ingest
+from metrics.models import Observation
+from metrics.services.withdraw import observations_withdraw
+
+WEEKLY_SQL = """
+WITH weeks AS (
+    SELECT generate_series(%(first)s::date, %(last)s::date, interval '7 days')::date AS monday
+), systems AS (
+    SELECT DISTINCT system_id FROM incidents_incident
+)
+SELECT s.key, w.monday, count(i.id)
+FROM weeks w CROSS JOIN systems x
+JOIN metrics_system s ON s.id = x.system_id
+LEFT JOIN incidents_incident i ON i.system_id = x.system_id
+    AND i.opened_at >= w.monday::timestamp AT TIME ZONE 'UTC'
+    AND i.opened_at < (w.monday + 7)::timestamp AT TIME ZONE 'UTC'
+GROUP BY s.key, w.monday
+"""
+
+ROUNDS_SQL = """
+WITH runs AS (
+    SELECT o.system_id, o.run_id, min(o.observed_at) AS started, max(o.observed_at) AS ended
+    FROM metrics_observation o
+    JOIN metrics_metricdefinition d ON d.id = o.definition_id
+    WHERE d.key = %(metric)s AND o.run_id <> ''
+      AND o.observed_at >= %(since)s - interval '7 days' AND o.observed_at < %(until)s
+    GROUP BY o.system_id, o.run_id
+)
+SELECT s.key, (r.ended AT TIME ZONE 'UTC')::date,
+       count(*) FILTER (WHERE NOT EXISTS (
+           SELECT 1 FROM incidents_incident i
+           WHERE i.system_id = r.system_id AND i.opened_at <= r.ended
+             AND coalesce(i.resolved_at, %(until)s) >= r.started))
+FROM runs r JOIN metrics_system s ON s.id = r.system_id
+WHERE r.ended >= %(since)s AND r.ended < %(until)s
+GROUP BY s.key, 2
+"""
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def _weekly_rows(first_monday: date, last_monday: date) -> list[dict]:
+    with connection.cursor() as cursor:
+        cursor.execute(WEEKLY_SQL, {"first": first_monday, "last": last_monday})
+        found = cursor.fetchall()
+    return [
+        _row(evidence.INCIDENTS_PER_WEEK, system, f"{system}-week-{monday:%G-W%V}", _midnight(monday), count)
+        for system, monday, count in found
+    ]
+
+
+def _rounds_rows(first_day: date, today: date) -> list[dict]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            ROUNDS_SQL,
+            {
+                "metric": settings.INCIDENTS_RUNS_METRIC,
+                "since": _midnight(first_day),
+                "until": _midnight(today),
+            },
+        )
+        found = cursor.fetchall()
+    return [
+        _row(evidence.EFFECTIVE_ROUNDS, system, f"{system}-day-{day:%Y-%m-%d}", _midnight(day), count)
+        for system, day, count in found
+    ]
+
+
+def _row(metric: str, system: str, run_id: str, observed_at: datetime, value: int) -> dict:
+    return {
+        "metric": metric,
+        "system": system,
+        "workload": evidence.FLEET_WORKLOAD,
+        "value": float(value),
+        "unit": "count",
+        "observed_at": observed_at.isoformat(),
+        "run_id": run_id,
+        "source": evidence.SOURCE,
+    }
+
+
+def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int:
+    """Write the completed weeks and days of the last `days`; how many values were new or changed."""
+    incident_metrics_ensure()
+    today = (now or timezone.now()).astimezone(UTC).date()
+    first_day = today - timedelta(days=days)
+    this_monday = today - timedelta(days=today.weekday())
+    first_monday = first_day - timedelta(days=first_day.weekday())
+    rows = []
+    if first_monday < this_monday:
+        rows += _weekly_rows(first_monday, this_monday - timedelta(days=7))
+    rows += _rounds_rows(first_day, today)
+    stored = dict(
+        Observation.objects.filter(
+            definition__key__in=(evidence.INCIDENTS_PER_WEEK, evidence.EFFECTIVE_ROUNDS),
+            run_id__in=[row["run_id"] for row in rows],
+            source=evidence.SOURCE,
+        ).values_list("run_id", "value")
+    )
+    changed = [row for row in rows if stored.get(row["run_id"]) != row["value"]]
+    if not changed:
+        return 0
+    definition_ids = evidence.active_definition_ids((evidence.INCIDENTS_PER_WEEK, evidence.EFFECTIVE_ROUNDS))
+    with transaction.atomic():
+        for row in changed:
+            if row["run_id"] in stored:
+                observations_withdraw(definition_ids=definition_ids, run_id=row["run_id"])
+        ingest.observations_ingest_rows(rows=changed, submitted_by=None, source=evidence.SOURCE)
+    return len(changed)
