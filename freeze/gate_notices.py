@@ -21,7 +21,7 @@ def exceptions_touching_metrics(metric_keys: list[str]) -> list[GateNotice]:
             affected_metrics__key__in=metric_keys,
         )
         .select_related("component")
-        .annotate(touching=ArrayAgg("affected_metrics__key", distinct=True, ordering="affected_metrics__key"))
+        .annotate(touching=ArrayAgg("affected_metrics__key", distinct=True, order_by="affected_metrics__key"))
         .order_by("change_starts_at", "pk")
     )
     notices = []
