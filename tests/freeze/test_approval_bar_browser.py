@@ -58,3 +58,27 @@ def test_a_medium_risk_exception_near_a_gate_shows_the_rule_that_applied(page_at
     exception = FreezeException.objects.get(title=f"NCCL upgrade at {width}px")
     assert (exception.required_approvals, exception.requires_lead_approval) == (2, True)
     assert list(exception.affected_metrics.values_list("key", flat=True)) == ["step-time"]
+
+    # The owner team's approval reaches neither the count nor the lead; a lead's completes it.
+    for username, progress in (("owner", "1 of 2 approvals, a program lead still needed"), ("lead", None)):
+        reviewer = page_at(width)
+        sign_in(reviewer, username)
+        reviewer.goto(f"/freeze/exceptions/{exception.pk}/")
+        reviewer.click("button:has-text('Approve')")
+        reviewer.wait_for_selector("#flash >> text=Your approval is recorded")
+        if progress:
+            expect(reviewer.get_by_test_id("approval-progress")).to_have_text(progress)
+    reviewer.wait_for_selector("h1 .badge.approved")
+
+    # The gate on step-time lists it, and its history says why it re-evaluated.
+    step_gate = Gate.objects.filter(phase__program=program, criteria__metric__key="step-time").first()
+    reviewer.goto(f"/programs/gates/{step_gate.pk}/")
+    panel = reviewer.locator("section.gate-panel")
+    expect(panel).to_contain_text(f"#{exception.pk} NCCL upgrade at {width}px")
+    expect(panel).to_contain_text("touches step-time")
+    if not step_gate.decided:
+        expect(reviewer.locator("main")).to_contain_text(
+            f"exception #{exception.pk} 'NCCL upgrade at {width}px' approved"
+        )
+    assert fits(reviewer)
+    screenshot(reviewer, f"gate-exceptions-panel-{width}")
