@@ -17,6 +17,7 @@ from freeze.models import FreezeException
 from program.models import Evaluation, Gate
 from program.services.gate_triggers import REEVALUATION_REQUESTED
 from program.tasks import evaluate_gate
+from tests.conftest import wait_for
 from tests.freeze.factories import exception_payload, freeze_setup, submitted_exception
 
 URL = "/api/v1/freeze-exceptions/"
@@ -181,3 +182,18 @@ def test_exception_page_shows_the_gate_metrics(client, engineer, ref):
     page = client.get(f"/freeze/exceptions/{exception.pk}/").content.decode()
     assert 'data-testid="affected-metrics"' in page and "step-time" in page
     assert timezone.now() < exception.change_ends_at
+
+
+@pytest.mark.services
+def test_the_real_worker_reevaluates_the_gate_after_an_approval_commits(
+    celery_worker_real, lead, engineer, component_owner
+):
+    found = freeze_setup(lead)
+    exception = submitted_exception(
+        engineer, found["trainer"], found["now"], title="NCCL upgrade", affected_metrics=["step-time"]
+    )
+    canary = gate(CANARY_EXIT)
+    assert not Evaluation.objects.filter(gate=canary).exists()
+    services.exception_approve(approver=component_owner, exception=exception)
+    assert wait_for(lambda: Evaluation.objects.filter(gate=canary).exists())
+    assert not Evaluation.objects.exclude(gate=canary).exists()
