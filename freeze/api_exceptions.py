@@ -38,6 +38,7 @@ class ExceptionOutput(serializers.ModelSerializer):
         help_text="The effective status: expired once the change window ended."
     )
     approvals = serializers.SerializerMethodField()
+    affected_metrics = serializers.SerializerMethodField(help_text="Keys of the gate metrics it may affect.")
 
     class Meta:
         model = FreezeException
@@ -56,6 +57,9 @@ class ExceptionOutput(serializers.ModelSerializer):
             "change_ends_at",
             "status",
             "required_approvals",
+            "requires_lead_approval",
+            "approval_rule",
+            "affected_metrics",
             "submitted_at",
             "decided_at",
             "closing_reason",
@@ -65,6 +69,9 @@ class ExceptionOutput(serializers.ModelSerializer):
     def get_status(self, obj) -> str:
         # Lists read the queryset's annotation (the same expression the ?status= filter uses).
         return getattr(obj, "current_status", None) or obj.effective_status
+
+    def get_affected_metrics(self, obj) -> list[str]:
+        return sorted({m.key for m in obj.affected_metrics.all()})
 
     def get_approvals(self, obj) -> list[dict]:
         approvals = getattr(obj, "prefetched_approvals", None)
@@ -87,6 +94,12 @@ class ExceptionInput(serializers.Serializer):
     rollback_plan = serializers.CharField()
     change_starts_at = serializers.DateTimeField()
     change_ends_at = serializers.DateTimeField()
+    affected_metrics = serializers.ListField(
+        child=serializers.CharField(max_length=80),
+        required=False,
+        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
+        "revoked or expires.",
+    )
 
 
 class ExceptionEdit(serializers.Serializer):
@@ -97,13 +110,20 @@ class ExceptionEdit(serializers.Serializer):
     rollback_plan = serializers.CharField(required=False)
     change_starts_at = serializers.DateTimeField(required=False)
     change_ends_at = serializers.DateTimeField(required=False)
+    affected_metrics = serializers.ListField(
+        child=serializers.CharField(max_length=80),
+        required=False,
+        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
+        "revoked or expires.",
+    )
 
 
 def _with_approvals(queryset):
     return queryset.prefetch_related(
+        "affected_metrics",
         Prefetch(
             "approvals", queryset=Approval.objects.select_related("approver"), to_attr="prefetched_approvals"
-        )
+        ),
     )
 
 

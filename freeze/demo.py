@@ -97,6 +97,7 @@ def demo_load(*, users, stdout) -> None:
             change=text.get("change", title),
             justification=text.get("why", "Blocks the wave 2 migration."),
             rollback_plan=text.get("rollback", "Redeploy the previous release; 15 minutes."),
+            affected_metrics=text.get("affects"),
         )
 
     file("kernels", "Try a faster softmax kernel", "low", now + timedelta(days=3), 6)  # stays a draft
@@ -121,6 +122,7 @@ def demo_load(*, users, stdout) -> None:
         change="checkpoint.upload_concurrency 4 → 16.",
         why="Checkpoint saves are 9% slower than legacy.",
         rollback="Set upload_concurrency back to 4; no restart needed.",
+        affects=["training-throughput"],  # checkpoint stalls show in throughput: its gates list it
     )
     services.exception_submit(requester=engineer, exception=live)
     services.exception_approve(approver=lead2, exception=live, comment="Tested on the canary cluster.")

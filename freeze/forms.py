@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from freeze.models import Component, FreezeException, FreezeWindow, Level
+from metrics.models import MetricDefinition
 
 # A browser's own time picker (type=time, datetime-local) follows the viewer's locale and shows 12-hour
 # AM/PM clocks in en-US; times here are UTC and 24-hour, so the time is a text box that only takes HH:MM.
@@ -90,7 +91,8 @@ class ExceptionForm(forms.Form):
     )
     risk = forms.ChoiceField(
         choices=FreezeException.Risk.choices,
-        help_text="High risk needs two approvers, one of them a program lead.",
+        help_text="High risk needs two approvers, one of them a program lead. Medium risk near a gate's due "
+        "date or in the frontier sprint may need one more and a program lead (the program's approval bar).",
     )
     rollback_plan = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -104,9 +106,20 @@ class ExceptionForm(forms.Form):
         help_text="Date, then 24-hour time (HH:MM) in UTC. The exception stops allowing the change at this moment.",
     )
 
+    affected_metrics = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Gate metrics it may affect",
+        help_text="Gates using these metrics re-evaluate when the exception is approved, revoked or expires.",
+    )
+
     def __init__(self, *args, levels: dict[int, str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["component"].levels = levels or {}
+        self.fields["affected_metrics"].choices = [
+            (d.key, f"{d.name} ({d.key})")
+            for d in MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).order_by("key")
+        ]
         self.fields["rollback_plan"].label = "Rollback plan"
 
 

@@ -9,6 +9,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django_fsm import FSMField, transition
 
+from metrics.models import MetricDefinition
 from program.models import Phase, Program
 
 
@@ -214,6 +215,16 @@ class FreezeException(models.Model):
     # The state machine (django-fsm-2); services lock the row before calling a transition.
     status = FSMField(default=Status.DRAFT, choices=Status.choices)
     required_approvals = models.PositiveSmallIntegerField(default=1, help_text="Fixed at submission.")
+    # Fixed at submission with required_approvals (freeze.services.approval_bar): whether a program
+    # lead must be among the approvers, and which rule set both, in words, for the page.
+    requires_lead_approval = models.BooleanField(default=False, help_text="Fixed at submission.")
+    approval_rule = models.TextField(blank=True, help_text="Which rule set the approvals needed, and why.")
+    # The gate metrics the change may move: approving, revoking or expiring it re-evaluates the
+    # undecided gates whose criteria use them (freeze.services.gate_impact). Not material: naming a
+    # metric changes what is watched, not what ships. Matched by key, so any pinned version counts.
+    affected_metrics = models.ManyToManyField(
+        MetricDefinition, blank=True, related_name="+", help_text="Gate metrics this change may affect."
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
     closing_reason = models.TextField(blank=True)

@@ -133,11 +133,22 @@ def approvals_standing(exception: FreezeException) -> list[Approval]:
 
 
 def approvals_enough(exception: FreezeException) -> bool:
-    """The required number, one of them a program lead's when more than one is required."""
+    """The required number, one of them a program lead's when that was required (both fixed at
+    submission: freeze.services.approval_bar)."""
     approvals = approvals_standing(exception)
     if len(approvals) < exception.required_approvals:
         return False
-    return exception.required_approvals == 1 or any(a.as_program_lead for a in approvals)
+    return not exception.requires_lead_approval or any(a.as_program_lead for a in approvals)
+
+
+def approval_progress(exception: FreezeException) -> str:
+    """ "2 of 3 approvals, a program lead still needed": where a submitted exception stands."""
+    standing = approvals_standing(exception)
+    text = f"{len(standing)} of {exception.required_approvals} approvals"
+    if exception.requires_lead_approval:
+        has_lead = any(a.as_program_lead for a in standing)
+        text += ", a program lead among them" if has_lead else ", a program lead still needed"
+    return text
 
 
 def _names(users) -> str:
@@ -151,7 +162,7 @@ def approval_needs(exception: FreezeException, approvers: list) -> str:
         return ""
     standing = approvals_standing(exception)
     missing = max(exception.required_approvals - len(standing), 0)
-    lead_missing = exception.required_approvals > 1 and not any(a.as_program_lead for a in standing)
+    lead_missing = exception.requires_lead_approval and not any(a.as_program_lead for a in standing)
     leads = [u for u in approvers if PROGRAM_LEADS in group_names(u)]
     team = [u for u in approvers if u not in leads]
     owner = exception.component.owner_team
@@ -200,7 +211,7 @@ def exception_for_page(pk_queryset: QuerySet[FreezeException]) -> QuerySet[Freez
     """What the exception page and the allowed-actions answer need, prefetched."""
     return pk_queryset.select_related(
         "component", "window__program", "requester", "last_editor"
-    ).prefetch_related("authors", "approvals__approver")
+    ).prefetch_related("authors", "approvals__approver", "affected_metrics")
 
 
 def component_levels_at(moment: datetime, window: FreezeWindow | None = None) -> dict[int, str]:

@@ -24,6 +24,7 @@ from freeze.forms import DecisionForm, ExceptionFilterForm, ExceptionForm
 from freeze.models import Component, FreezeException, FreezeWindow
 from freeze.selectors_exceptions import (
     approval_needs,
+    approval_progress,
     component_levels_at,
     exception_allowed_actions,
     exception_approvers,
@@ -113,6 +114,7 @@ def exception_edit(request, pk: int):
         messages.error(request, f"A {exception.effective_status} exception cannot be edited.")
         return redirect("freeze:exception", pk=pk)
     initial = {field: getattr(exception, field) for field in EDITABLE}
+    initial["affected_metrics"] = sorted({m.key for m in exception.affected_metrics.all()})
     form = ExceptionForm(
         request.POST or None,
         initial={**initial, "component": exception.component.key, "window": exception.window},
@@ -122,7 +124,7 @@ def exception_edit(request, pk: int):
     if request.method == "POST":
         status = 400
         if form.is_valid():
-            changes = {f: form.cleaned_data[f] for f in EDITABLE}
+            changes = {f: form.cleaned_data[f] for f in (*EDITABLE, "affected_metrics")}
             try:
                 services.exception_edit(editor=request.user, exception=exception, changes=changes)
             except ApplicationError as exc:
@@ -177,6 +179,7 @@ def _exception_context(request, pk: int, form=None) -> dict:
         "actions": exception_allowed_actions(request.user, exception),
         "approvers": approvers,
         "needs": approval_needs(exception, approvers),
+        "progress": approval_progress(exception),
         "authors": sorted(exception.authors.all(), key=lambda u: u.username),
         "form": form or DecisionForm(),
     }

@@ -105,6 +105,7 @@ class ProgramOutput(serializers.ModelSerializer):
             "baseline_system",
             "candidate_system",
             "status",
+            "approval_bar_weeks",
         ]
 
 

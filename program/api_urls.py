@@ -1,11 +1,24 @@
 from django.urls import path
 
-from program import api, api_bindings, api_calibration, api_criteria, api_plan, api_templates
+from program import (
+    api,
+    api_approval_bar,
+    api_bindings,
+    api_calibration,
+    api_criteria,
+    api_plan,
+    api_templates,
+)
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
     path("programs/<slug:slug>/", api.ProgramDetail.as_view(), name="program-detail"),
     path("programs/<slug:slug>/bindings/", api_bindings.ProgramBindings.as_view(), name="program-bindings"),
+    path(
+        "programs/<slug:slug>/approval-bar/",
+        api_approval_bar.ProgramApprovalBar.as_view(),
+        name="program-approval-bar",
+    ),
     path("programs/<slug:slug>/advance/", api.ProgramAdvance.as_view(), name="program-advance"),
     path("programs/<slug:slug>/migrations/", api.ProgramMigrations.as_view(), name="program-migrations"),
     path("templates/", api_templates.TemplateList.as_view(), name="template-list"),

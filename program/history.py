@@ -100,6 +100,8 @@ def _gate_text(who: str, record: Transition, name: str) -> str:
         return f"{gate[0].upper()}{gate[1:]} became {record.to_state} on evaluation"
     if record.action == "created":
         return f"{who} added {gate}"
+    if record.action == "reevaluation_requested":
+        return f"{who} queued a re-evaluation of {gate}"
     if record.action == "stale":
         return f"{gate[0].upper()}{gate[1:]} went stale"
     if record.action == "attested":
@@ -138,6 +140,10 @@ def _program_text(who: str, record: Transition, name: str) -> str:
         tail = f" (decided gates left as they were: {', '.join(map(str, skipped))})" if skipped else ""
         count = data.get("criteria", 0)
         return f"{who} bound {pairs} in {count} {'criterion' if count == 1 else 'criteria'}{tail}"
+    if record.action == "approval_bar_set":
+        after = (record.data or {}).get("after")
+        weeks = f"{after} week{'' if after == 1 else 's'} before a gate" if after else "off"
+        return f"{who} set the freeze-exception approval bar of {name} to {weeks}"
     return _generic(who, record, name)
 
 

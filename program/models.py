@@ -24,6 +24,15 @@ class Program(models.Model):
     candidate_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The rising approval bar (freeze.services.approval_bar): a medium-risk freeze exception whose change
+    # starts within this many weeks before a gate's due date, or during the frontier sprint, needs one
+    # approval more and a program lead among its approvers. Null: no such rule.
+    approval_bar_weeks = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Weeks before a gate's due date in which medium-risk exceptions need one more approval "
+        "and a program lead. Empty: off.",
+    )
 
     # Allowed-from table (core.transitions.require_state): action -> states it may start from.
     TRANSITIONS = {"advance": {Status.ACTIVE}}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program import views, views_bindings, views_calibration, views_criteria, views_plan
+from program import views, views_approval_bar, views_bindings, views_calibration, views_criteria, views_plan
 
 app_name = "program"
 
@@ -30,4 +30,5 @@ urlpatterns = [
     path("<slug:slug>/migrations/", views_plan.program_migrations, name="migrations"),
     path("<slug:slug>/history/", views_plan.program_history, name="history"),
     path("<slug:slug>/bindings/", views_bindings.program_bind, name="bind"),
+    path("<slug:slug>/approval-bar/", views_approval_bar.program_approval_bar, name="approval-bar"),
 ]

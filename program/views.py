@@ -16,12 +16,15 @@ from program import selectors, services
 from program.criteria_history import criteria_change_sentence
 from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.forms_criteria import CriterionForm, criterion_choices, edit_form
+from program.gate_extensions import gate_panels
 from program.history import program_history
 from program.models import Criterion, Gate, Phase, Program
+from program.services.gate_triggers import REEVALUATION_REQUESTED
 from program.services.gates import EVALUATE_ROLES
 from program.shadows import criteria_shadows
 from program.timeline_svg import timeline_svg
 from program.versions import active_of, current_versions, stale_moves
+from program.views_approval_bar import ApprovalBarForm
 from program.views_plan import MIGRATION_ROLES
 
 
@@ -75,6 +78,8 @@ def program_detail(request, slug: str):
             "waves": sorted(waves.items()),
             "history": program_history(program),
             "can_record_migrations": any(has_role(request.user, role) for role in MIGRATION_ROLES),
+            "can_set_approval_bar": has_role(request.user, PROGRAM_LEADS),
+            "approval_bar_form": ApprovalBarForm(initial={"approval_bar_weeks": program.approval_bar_weeks}),
         },
     )
 
@@ -144,6 +149,7 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
         "repin_moves": stale_moves(gate_criteria, active_of(versions)),
         "decisions": list(gate.decisions.all()),
         "history": _gate_history(gate),
+        "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric_id]),
         "can_decide": can_decide,
         "can_edit_criteria": can_edit,
         "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
@@ -159,7 +165,10 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
 def _gate_history(gate: Gate) -> list:
     records = list(selectors.gate_history(gate))
     for record in records:
-        record.sentence = criteria_change_sentence(record)
+        if record.action == REEVALUATION_REQUESTED:
+            record.sentence = "queued a re-evaluation"  # the reason (which exception, what happened) follows
+        else:
+            record.sentence = criteria_change_sentence(record)
     return records
 
 

@@ -15,6 +15,7 @@ from core.roles import FRAMEWORK_ENGINEERS, require_role
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
 from freeze.selectors import level_at
 from freeze.selectors_exceptions import approvals_enough, exception_allowed_actions
+from freeze.services.approval_bar import approval_requirement_apply
 from freeze.services.exception_workflow import (
     MSG_UNNECESSARY,
     guard,
@@ -22,8 +23,8 @@ from freeze.services.exception_workflow import (
     move,
     notify_approvers,
     refuse_by_level,
-    required_approvals,
 )
+from metrics.models import MetricDefinition
 
 Status = FreezeException.Status
 MSG_ENDED = "The change window has already ended: the change end must be in the future."
@@ -46,6 +47,30 @@ def _validate_change_window(window: FreezeWindow, starts: datetime, ends: dateti
         )
 
 
+def affected_metrics_resolve(keys) -> list[MetricDefinition]:
+    """Metric keys → their active versions; a 400 naming `affected_metrics` for any unknown key (or one
+    with no active version). Gates match by key, so the version only anchors the link."""
+    if keys is None:
+        return []
+    if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+        raise ApplicationError(
+            "affected_metrics must be a list of metric keys.", status=400, field="affected_metrics"
+        )
+    wanted = sorted({k.strip() for k in keys if k.strip()})
+    found = {
+        d.key: d
+        for d in MetricDefinition.objects.filter(key__in=wanted, status=MetricDefinition.Status.ACTIVE)
+    }
+    unknown = [k for k in wanted if k not in found]
+    if unknown:
+        raise ApplicationError(
+            f"No active metric with key {', '.join(repr(k) for k in unknown)}.",
+            status=400,
+            field="affected_metrics",
+        )
+    return [found[k] for k in wanted]
+
+
 @transaction.atomic
 def exception_create(
     *,
@@ -59,8 +84,10 @@ def exception_create(
     rollback_plan: str,
     change_starts_at: datetime,
     change_ends_at: datetime,
+    affected_metrics: list[str] | None = None,
 ) -> FreezeException:
     require_role(requester, FRAMEWORK_ENGINEERS, "file freeze exceptions")
+    metrics = affected_metrics_resolve(affected_metrics)
     if window is None:
         found = level_at(component, change_starts_at)
         if found.window is None:
@@ -86,6 +113,7 @@ def exception_create(
         change_ends_at=change_ends_at,
     )
     exception.authors.add(requester)
+    exception.affected_metrics.set(metrics)
     transition_record(subject=exception, action="created", actor=requester, to_state=exception.status)
     return exception
 
@@ -102,10 +130,13 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
         exception_allowed_actions(editor, exception).require("edit")
         guard(exception, "edit")
         changed = [f for f in EDITABLE if f in changes and changes[f] != getattr(exception, f)]
+        if "affected_metrics" in changes and _metrics_set(exception, changes["affected_metrics"]):
+            changed.append("affected_metrics")
         if not changed:
             return exception
         for field in changed:
-            setattr(exception, field, changes[field])
+            if field != "affected_metrics":
+                setattr(exception, field, changes[field])
         _validate_change_window(exception.window, exception.change_starts_at, exception.change_ends_at)
         exception.edit()
         exception.last_editor = editor
@@ -115,7 +146,7 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
         standing = Approval.objects.filter(exception=exception, dismissed_at__isnull=True)
         if material and exception.status in (Status.SUBMITTED, Status.APPROVED):
             dismissed = standing.update(dismissed_at=timezone.now())
-            exception.required_approvals = required_approvals(exception)
+            approval_requirement_apply(exception)  # a resubmission is a submission: the rule as it is now
             _resubmit(exception, editor, f"material edit: {', '.join(material)}", dismissed)
             return exception
         dismissed = standing.filter(approver=editor).update(dismissed_at=timezone.now())
@@ -126,6 +157,17 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
         data = {"fields": changed, **({"dismissed_approvals": dismissed} if dismissed else {})}
         transition_record(subject=exception, action="edited", actor=editor, data=data)
     return exception
+
+
+def _metrics_set(exception: FreezeException, keys) -> bool:
+    """Set the affected metrics from keys; True if they changed. Not a material field: naming a metric
+    changes which gates watch the exception, not what ships (gates listen from its next transition)."""
+    metrics = affected_metrics_resolve(keys)
+    before = set(exception.affected_metrics.values_list("pk", flat=True))
+    if before == {m.pk for m in metrics}:
+        return False
+    exception.affected_metrics.set(metrics)
+    return True
 
 
 def _resubmit(exception: FreezeException, editor, reason: str, dismissed: int) -> None:

@@ -26,6 +26,8 @@ from freeze.selectors_exceptions import (
     exception_allowed_actions,
     exception_approvers,
 )
+from freeze.services.approval_bar import approval_requirement_apply
+from freeze.services.gate_impact import exception_gates_reevaluate
 
 Status = FreezeException.Status
 MSG_REASON = "Say why."
@@ -135,18 +137,14 @@ def refuse_by_level(component: Component, window: FreezeWindow, starts: datetime
         )
 
 
-def required_approvals(exception: FreezeException) -> int:
-    return 2 if exception.risk == FreezeException.Risk.HIGH else 1
-
-
 def exception_submit(*, requester, exception: FreezeException) -> FreezeException:
     with transaction.atomic():
         exception = lock(exception)
         exception_allowed_actions(requester, exception).require("submit")
         guard(exception, "submit")
         refuse_by_level(exception.component, exception.window, exception.change_starts_at)
-        exception.required_approvals = required_approvals(exception)
-        move(exception, "submit", actor=requester)
+        requirement = approval_requirement_apply(exception)
+        move(exception, "submit", actor=requester, data={"approval_rule": requirement.rule})
         notify_approvers(exception, f"Freeze exception awaiting approval: {exception.title}")
     return exception
 
@@ -162,7 +160,8 @@ def _record_verdict(exception: FreezeException, user, verdict: str, comment: str
 
 
 def exception_approve(*, approver, exception: FreezeException, comment: str = "") -> FreezeException:
-    """Counts one approval. Enough approvals (two distinct, one a program lead, for high risk) approve it."""
+    """Counts one approval. Enough approvals (the number fixed at submission, and a program lead among
+    them when that was required) approve it, and re-evaluate the gates using its affected metrics."""
     with transaction.atomic():
         exception = lock(exception)
         allowed = exception_allowed_actions(approver, exception)
@@ -178,6 +177,7 @@ def exception_approve(*, approver, exception: FreezeException, comment: str = ""
         )
         if approvals_enough(exception):
             move(exception, "approve", actor=approver, reason=comment)
+            exception_gates_reevaluate(exception, "approved", actor=approver)
             notify(
                 exception,
                 "exception.decided",
@@ -213,7 +213,10 @@ def exception_withdraw(*, requester, exception: FreezeException, reason: str = "
         exception_allowed_actions(requester, exception).require("withdraw")
         guard(exception, "withdraw")
         exception.closing_reason = reason
+        was_in_force = exception.status == Status.APPROVED
         move(exception, "withdraw", actor=requester, reason=reason)
+        if was_in_force:
+            exception_gates_reevaluate(exception, "withdrawn", actor=requester)
     return exception
 
 
@@ -226,6 +229,7 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
         guard(exception, "revoke")
         exception.closing_reason = reason
         move(exception, "revoke", actor=lead, reason=reason)
+        exception_gates_reevaluate(exception, "revoked", actor=lead)
         notify(
             exception,
             "exception.decided",
@@ -266,7 +270,10 @@ def exceptions_expire(now: datetime | None = None) -> list[int]:
             exception = lock(candidate)
             if exception.status not in FreezeException.OPEN_STATUSES or exception.change_ends_at > now:
                 continue
+            was_in_force = exception.status == Status.APPROVED
             move(exception, "expire", actor=None, reason="change window ended")
+            if was_in_force:  # one never approved changed nothing the gates saw
+                exception_gates_reevaluate(exception, "expired")
             notify(
                 exception,
                 "exception.expired",

@@ -15,7 +15,9 @@ SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 KEY = re.compile(r"^[-a-zA-Z0-9_]{1,80}$")
 MAX_MONTHS = 120
 
-TOP_FIELDS = {"key", "name", "months", "slots", "phases"}
+TOP_FIELDS = {"key", "name", "months", "slots", "phases", "approval_bar_weeks"}
+OPTIONAL_TOP = {"slots", "approval_bar_weeks"}
+MAX_BAR_WEEKS = 52
 SLOT_FIELDS = {"suggested", "description"}
 PHASE_FIELDS = {"kind", "name", "months", "exit_gate", "milestones"}
 GATE_FIELDS = {"name", "criteria"}
@@ -172,12 +174,14 @@ def _phase(spec: Any, where: str, months: int, slots: dict[str, set[str]]) -> No
 def blueprint_check(data: Any, *, key: str) -> dict:
     """`data` if it is a well-formed template named `key`; BlueprintError naming the first problem."""
     try:
-        data = _mapping(data, "", TOP_FIELDS, TOP_FIELDS - {"slots"})
+        data = _mapping(data, "", TOP_FIELDS, TOP_FIELDS - OPTIONAL_TOP)
         if data["key"] != key:
             _fail("key", f"is {data['key']!r} but the file is {key}.yaml")
         _text(data["name"], "name")
         months = _int(data["months"], "months", 1, MAX_MONTHS)
         slots = _slots(data.get("slots"))
+        if data.get("approval_bar_weeks") is not None:
+            _int(data["approval_bar_weeks"], "approval_bar_weeks", 1, MAX_BAR_WEEKS)
         if not isinstance(data["phases"], list) or not data["phases"]:
             _fail("phases", "must be a non-empty list")
         for index, phase in enumerate(data["phases"]):

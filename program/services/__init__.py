@@ -1,5 +1,6 @@
 """Every write and state change of the program app."""
 
+from program.services.approval_bar import program_set_approval_bar
 from program.services.bindings import program_bind
 from program.services.criteria import (
     criterion_add,
@@ -8,6 +9,7 @@ from program.services.criteria import (
     criterion_edit,
     gate_repin,
 )
+from program.services.gate_triggers import gates_reevaluate_for_metric_keys
 from program.services.gates import (
     gate_add,
     gate_decide,
@@ -34,6 +36,7 @@ __all__ = [
     "gate_repin",
     "gates_evaluate_for_definitions",
     "gates_mark_stale",
+    "gates_reevaluate_for_metric_keys",
     "migration_set_state",
     "migration_upsert",
     "phase_backfill_dates",
@@ -41,4 +44,5 @@ __all__ = [
     "program_advance",
     "program_bind",
     "program_create",
+    "program_set_approval_bar",
 ]

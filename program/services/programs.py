@@ -90,6 +90,7 @@ def program_create(
                 description=description,
                 template=template,
                 months=blueprint["months"],
+                approval_bar_weeks=blueprint.get("approval_bar_weeks"),
                 start_date=start_date,
                 lead=actor,
                 baseline_system=baseline,

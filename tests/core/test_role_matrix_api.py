@@ -112,6 +112,8 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/programs/"): LEAD,
     ("GET", "/api/v1/programs/{slug}/"): EVERYONE,
     ("POST", "/api/v1/programs/{slug}/advance/"): LEAD,
+    ("GET", "/api/v1/programs/{slug}/approval-bar/"): EVERYONE,
+    ("PUT", "/api/v1/programs/{slug}/approval-bar/"): LEAD,
     ("GET", "/api/v1/pull-sources/"): EVERYONE,
     ("POST", "/api/v1/pull-sources/"): METRIC_OWNER,
     ("GET", "/api/v1/pull-sources/{id}/"): EVERYONE,

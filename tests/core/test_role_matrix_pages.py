@@ -80,6 +80,8 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "program:migrations": (row("302 403 200 403 403 403 200"), row("302 403 405 403 403 403 405")),
     "program:migration-state": (POST_ONLY, row("302 403 400 403 403 403 400")),
     "program:bind": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    # An empty form turns the bar off: the lead's POST succeeds and redirects.
+    "program:approval-bar": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "program:gate": READ,
     "program:gate-decide": (POST_ONLY, row("302 403 403 403 403 403 400")),
     "program:gate-evaluate": (POST_ONLY, row("302 403 403 302 403 403 302")),
@@ -218,6 +220,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "program:detail": {"slug": program.slug},
             "program:advance": {"slug": program.slug},
             "program:bind": {"slug": program.slug},
+            "program:approval-bar": {"slug": program.slug},
             "program:history": {"slug": program.slug},
             "program:migrations": {"slug": program.slug},
             "program:migration-state": {"pk": migration.pk},

@@ -1,0 +1,50 @@
+"""The gate page's "active exceptions touching this gate's metrics": approved exceptions, in force or
+upcoming, that name any of the gate's metrics (program.gate_extensions asks; freeze answers)."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.urls import reverse
+from django.utils import timezone
+
+from freeze.models import FreezeException
+from program.gate_extensions import GateNotice, gate_panel_register
+
+
+def exceptions_touching_metrics(metric_keys: list[str]) -> list[GateNotice]:
+    """One query: filtering on the metrics before aggregating makes `touching` the matched keys only."""
+    now = timezone.now()
+    rows = (
+        FreezeException.objects.filter(
+            status=FreezeException.Status.APPROVED,
+            change_ends_at__gt=now,
+            affected_metrics__key__in=metric_keys,
+        )
+        .select_related("component")
+        .annotate(touching=ArrayAgg("affected_metrics__key", distinct=True, order_by="affected_metrics__key"))
+        .order_by("change_starts_at", "pk")
+    )
+    notices = []
+    for e in rows:
+        when = (
+            f"in force until {e.change_ends_at:%-d %b %Y %H:%M} UTC"
+            if e.change_starts_at <= now
+            else f"upcoming, {e.change_starts_at:%-d %b %H:%M} – {e.change_ends_at:%-d %b %Y %H:%M} UTC"
+        )
+        notices.append(
+            GateNotice(
+                label=f"#{e.pk} {e.title}",
+                url=reverse("freeze:exception", args=[e.pk]),
+                note=f"{e.component.key} · {e.risk} risk · {when} · touches {', '.join(e.touching)}",
+            )
+        )
+    return notices
+
+
+def register() -> None:
+    gate_panel_register(
+        "freeze.exceptions",
+        heading="Active exceptions touching this gate's metrics",
+        empty="None: no approved freeze exception in force or upcoming names these metrics.",
+        provider=exceptions_touching_metrics,
+    )
