@@ -26,7 +26,7 @@ from django.conf import settings
 
 from core.replica import read_connection
 from metrics.models import MetricDefinition, System, Workload
-from metrics.selectors.comparison.sql import Side, _side
+from metrics.selectors.comparison.sql import Side, _side, window_filters
 
 # A row matches a filter {key: [values]} when every key's tag is text and one of the values. The same
 # clause serves the batch read (batch.py), where each request carries its own filter.
@@ -71,20 +71,6 @@ class SlicedSides:
     capped: dict[str, int] = field(default_factory=dict)  # system key → rows in the window, over the cap
 
 
-def _window(workload: Workload | None, since: datetime | None, until: datetime | None) -> tuple[str, dict]:
-    sql, params = "", {}
-    if workload is not None:
-        sql += " AND o.workload_id = %(workload)s"
-        params["workload"] = workload.pk
-    if since is not None:
-        sql += " AND o.observed_at >= %(since)s"
-        params["since"] = since
-    if until is not None:
-        sql += " AND o.observed_at < %(until)s"
-        params["until"] = until
-    return sql, params
-
-
 def _side_of(system: System, arrays: list[list[float]]) -> Side:
     values = [v for array in arrays for v in array]
     if not values:
@@ -106,7 +92,7 @@ def sliced_sides_fetch(
 ) -> SlicedSides:
     """Both sides, pooled and per group value, in one query."""
     cap = settings.ROLLUP_THRESHOLD if cap is None else cap
-    filters, params = _window(workload, since, until)
+    filters, params = window_filters(workload, since, until, alias="o")
     if tag_filters:
         filters += " AND " + TAG_MATCH.format(filters="%(tags)s::jsonb", row="o")
         params["tags"] = orjson.dumps(tag_filters).decode()
@@ -158,7 +144,7 @@ def pooled_workloads(
     until: datetime | None = None,
 ) -> list[tuple[str, str]]:
     """(key, size) of every workload with rows in the window on either side."""
-    filters, params = _window(None, since, until)
+    filters, params = window_filters(None, since, until, alias="o")
     params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
     with read_connection().cursor() as cursor:
         cursor.execute(POOLED_WORKLOADS_SQL.format(filters=filters), params)

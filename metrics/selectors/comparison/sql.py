@@ -62,16 +62,21 @@ class Side:
         return isinstance(self.sample, Sketch)
 
 
-def _filters(workload: Workload | None, since: datetime | None, until: datetime | None) -> tuple[str, dict]:
+def window_filters(
+    workload: Workload | None, since: datetime | None, until: datetime | None, *, alias: str = ""
+) -> tuple[str, dict]:
+    """The SQL conditions (and their parameters) of a side's workload and time window; `alias` names
+    the observations table when the query has others ("o")."""
+    column = f"{alias}." if alias else ""
     sql, params = "", {}
     if workload is not None:
-        sql += " AND workload_id = %(workload)s"
+        sql += f" AND {column}workload_id = %(workload)s"
         params["workload"] = workload.pk
     if since is not None:
-        sql += " AND observed_at >= %(since)s"
+        sql += f" AND {column}observed_at >= %(since)s"
         params["since"] = since
     if until is not None:
-        sql += " AND observed_at < %(until)s"
+        sql += f" AND {column}observed_at < %(until)s"
         params["until"] = until
     return sql, params
 
@@ -115,7 +120,7 @@ def sides_fetch(
     if large:
         base, cand = large[0]
         return sketch_side(baseline, base), sketch_side(candidate, cand)
-    filters, params = _filters(workload, since, until)
+    filters, params = window_filters(workload, since, until)
     params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
     db = read_connection()
     db.ensure_connection()
