@@ -150,10 +150,10 @@ def time_index_children() -> dict[str, str]:
 
 
 def test_a_comparison_window_reads_only_its_months_and_the_edge_month_by_time(four_months):
-    from metrics.selectors.comparison.sql import SAMPLES_SQL, _filters
+    from metrics.selectors.comparison.sql import SAMPLES_SQL, window_filters
 
     ref = four_months
-    filters, params = _filters(None, SINCE, UNTIL)
+    filters, params = window_filters(None, SINCE, UNTIL)
     params.update(definition=ref["latency"].pk, baseline=ref["legacy"].pk, candidate=ref["rebuilt"].pk)
 
     scans = plan_scans(SAMPLES_SQL.format(filters=filters), params)
