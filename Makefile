@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run stop test lint lock schemathesis bench demo worker beat db-url clean-data
+.PHONY: run stop test lint lock schemathesis bench worker beat db-url
 
 # Installs exactly what requirements-dev.lock pins (hash-checked), then the app itself without resolving again.
 $(STAMP): pyproject.toml requirements.lock requirements-dev.lock
@@ -57,7 +57,7 @@ test: $(STAMP)
 	@$(with_db) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 worker: $(STAMP)
 	@$(with_db) $(BIN)/celery -A config worker -l info

@@ -24,8 +24,3 @@ class ApplicationError(Exception):
         if field is not None and not self.errors:
             self.errors = [{"field": field, "message": message}]
         self.extra = extra or {}
-
-
-def field_error(field: str, message: str, *, status: int = 400) -> ApplicationError:
-    """A bad value in one named field (used by services that validate input themselves)."""
-    return ApplicationError(message, status=status, field=field)

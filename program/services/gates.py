@@ -29,7 +29,6 @@ from program.models import Criterion, CriterionResult, Decision, Evaluation, Gat
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
 MSG_WAIVE_NEEDS_NOTE = "Waiving a gate needs a note that says why."
-FRESH_FOR_SECONDS = 15 * 60
 # Evaluating can move a gate to ready and notify its leads, so not everyone may ask for it.
 EVALUATE_ROLES = (PROGRAM_LEADS, METRIC_OWNERS)
 MSG_MAY_NOT_EVALUATE = "Only a program lead or a metric owner may evaluate gates."
