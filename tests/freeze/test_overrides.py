@@ -163,15 +163,15 @@ def test_the_list_filters_by_component_and_names_a_bad_one(as_user, viewer, lead
 
 
 def test_overdue_reviews_are_flagged_to_the_leads_once(lead, lead2, ref):
-    from freeze.tasks import warn_overdue_overrides
+    from freeze.tasks import overrides_warn_overdue
 
     old, fresh = opened(lead, ref), opened(lead, ref)
     reviewed = opened(lead, ref)
     services.override_review(actor=lead2, override=reviewed, note="ok")
     past = timezone.now() - timedelta(hours=73)
     FreezeOverride.objects.filter(pk__in=[old.pk, reviewed.pk]).update(starts_at=past)
-    assert warn_overdue_overrides() == [old.pk]
-    assert warn_overdue_overrides() == []
+    assert overrides_warn_overdue() == [old.pk]
+    assert overrides_warn_overdue() == []
     notification = Notification.objects.get(event="override.overdue")
     assert set(notification.receipts.values_list("user__username", flat=True)) == {"lead", "lead2"}
     assert Transition.objects.filter(object_id=old.pk, action="overdue").count() == 1
