@@ -42,33 +42,54 @@ WRITE_RULES = {
 }
 
 
-class ComponentSerializer(serializers.ModelSerializer):
+class ComponentInput(serializers.ModelSerializer):
     class Meta:
         model = Component
-        fields = ["id", "key", "name", "layer", "owner_team", "description"]
+        fields = ["key", "name", "layer", "owner_team", "description"]
+
+
+class ComponentOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Component
+        fields = ["id", *ComponentInput.Meta.fields]
 
 
 @extend_schema(tags=["freeze"])
 class ComponentList(generics.ListAPIView):
     queryset = Component.objects.all()
-    serializer_class = ComponentSerializer
+    serializer_class = ComponentOutput
     filterset_fields = ["layer", "owner_team"]
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["component_upsert"]
 
-    @extend_schema(
-        request=ComponentSerializer, responses={201: ComponentSerializer}, parameters=[IDEMPOTENCY_KEY]
-    )
+    @extend_schema(request=ComponentInput, responses={201: ComponentOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request):
-        data = ComponentSerializer(data=request.data)
+        data = ComponentInput(data=request.data)
         data.is_valid(raise_exception=True)
         component = services.component_upsert(actor=request.user, **data.validated_data)
-        return Response(ComponentSerializer(component).data, status=status.HTTP_201_CREATED)
+        return Response(ComponentOutput(component).data, status=status.HTTP_201_CREATED)
 
 
-class WindowSerializer(serializers.ModelSerializer):
+class WindowInput(serializers.ModelSerializer):
     program = KeyRelatedField(slug_field="slug", queryset=Program.objects.all())
+
+    class Meta:
+        model = FreezeWindow
+        fields = [
+            "program",
+            "name",
+            "starts_at",
+            "ends_at",
+            "default_level",
+            "rrule",
+            "timezone",
+            "occurrence_duration",
+        ]
+
+
+class WindowOutput(serializers.ModelSerializer):
+    program = serializers.CharField(source="program.slug", read_only=True)
 
     class Meta:
         model = FreezeWindow
@@ -84,23 +105,22 @@ class WindowSerializer(serializers.ModelSerializer):
             "timezone",
             "occurrence_duration",
         ]
-        read_only_fields = ["phase"]
 
 
 @extend_schema(tags=["freeze"])
 class WindowList(generics.ListAPIView):
     queryset = FreezeWindow.objects.select_related("program")
-    serializer_class = WindowSerializer
+    serializer_class = WindowOutput
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["window_create"]
 
-    @extend_schema(request=WindowSerializer, responses={201: WindowSerializer}, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(request=WindowInput, responses={201: WindowOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request):
-        data = WindowSerializer(data=request.data)
+        data = WindowInput(data=request.data)
         data.is_valid(raise_exception=True)
         window = services.window_create(actor=request.user, **data.validated_data)
-        return Response(WindowSerializer(window).data, status=status.HTTP_201_CREATED)
+        return Response(WindowOutput(window).data, status=status.HTTP_201_CREATED)
 
 
 class LevelsInput(serializers.Serializer):
@@ -112,7 +132,7 @@ class LevelsInput(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class LevelRow(serializers.Serializer):
+class LevelOutput(serializers.Serializer):
     component = serializers.CharField()
     layer = serializers.CharField()
     level = serializers.CharField()
@@ -129,7 +149,7 @@ def _levels_response(window: FreezeWindow) -> Response:
         }
         for r in selectors.window_levels(window)
     ]
-    return Response(LevelRow(rows, many=True).data)
+    return Response(LevelOutput(rows, many=True).data)
 
 
 @extend_schema(tags=["freeze"])
@@ -141,7 +161,7 @@ class WindowLevels(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("export", str, enum=["csv", "yaml"])],
-        responses=LevelRow(many=True),
+        responses=LevelOutput(many=True),
     )
     def get(self, request, pk):
         window = get_object_or_404(FreezeWindow, pk=pk)
@@ -153,7 +173,7 @@ class WindowLevels(APIView):
             return response
         return _levels_response(window)
 
-    @extend_schema(request=LevelsInput, responses=LevelRow(many=True), parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(request=LevelsInput, responses=LevelOutput(many=True), parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request, pk):
         window = get_object_or_404(FreezeWindow, pk=pk)
@@ -166,7 +186,7 @@ class WindowLevels(APIView):
 @extend_schema(
     tags=["freeze"],
     request={"multipart/form-data": OpenApiTypes.OBJECT},
-    responses=LevelRow(many=True),
+    responses=LevelOutput(many=True),
     parameters=[IDEMPOTENCY_KEY],
 )
 class WindowLevelsImport(APIView):

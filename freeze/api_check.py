@@ -11,21 +11,37 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.plain_json import plain
-from core.errors import ApplicationError
+from core.api.serializers import KeyRelatedField
 from core.telemetry.instruments import FREEZE_CHECKS
 from freeze import check_cache, selectors
-from freeze.models import FreezeOverride
+from freeze.models import Component, FreezeOverride
+from program.models import Program
+
+PROGRAM_HELP = "Count only this program's windows (default: every program's)."
 
 
-class CheckQuery(serializers.Serializer):
-    component = serializers.SlugField()
+class CheckInput(serializers.Serializer):
+    """The query as documented: an unknown component or program is a 400 naming it."""
+
+    component = KeyRelatedField(
+        slug_field="key", queryset=Component.objects.all(), help_text="The component's key."
+    )
     at = serializers.DateTimeField(required=False, help_text="Default: now.")
-    program = serializers.SlugField(
-        required=False, help_text="Count only this program's windows (default: every program's)."
+    program = KeyRelatedField(
+        slug_field="slug", queryset=Program.objects.all(), required=False, help_text=PROGRAM_HELP
     )
 
 
-class WindowInForce(serializers.Serializer):
+class CheckTextInput(serializers.Serializer):
+    """CheckInput read without its lookups: the check finds the component (and program) in its cached
+    facts, so a known key costs no query; only an unknown one goes through CheckInput for its 400."""
+
+    component = serializers.SlugField()
+    at = serializers.DateTimeField(required=False)
+    program = serializers.SlugField(required=False)
+
+
+class WindowInForceOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     program = serializers.CharField(help_text="The program's slug.")
@@ -37,7 +53,7 @@ class WindowInForce(serializers.Serializer):
     ends_at = serializers.DateTimeField()
 
 
-class OverrideSummary(serializers.Serializer):
+class OverrideSummaryOutput(serializers.Serializer):
     id = serializers.IntegerField()
     opened_by = serializers.CharField()
     reason = serializers.CharField()
@@ -53,9 +69,9 @@ class CheckOutput(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["allowed", "needs_approval", "forbidden"])
     level = serializers.CharField(help_text="The strictest level in force; open outside every window.")
     window = serializers.DictField(allow_null=True, help_text="The window whose level decided.")
-    windows = WindowInForce(many=True, help_text="Every window in force, with the component's level.")
+    windows = WindowInForceOutput(many=True, help_text="Every window in force, with the component's level.")
     exception = serializers.DictField(allow_null=True, help_text="The approved exception lifting approval.")
-    override = OverrideSummary(allow_null=True, help_text="The break-glass override in force, if any.")
+    override = OverrideSummaryOutput(allow_null=True, help_text="The break-glass override in force, if any.")
     reason = serializers.CharField()
 
 
@@ -118,7 +134,7 @@ SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")  # SlugField's own pattern
 
 def usual_query(params) -> dict | None:
     """The call CI makes — a component slug, maybe a program slug, no `at` — read without building
-    CheckQuery (a serializer per request); anything else, errors included, goes through CheckQuery."""
+    CheckTextInput (a serializer per request); anything else, errors included, goes through it."""
     if not params.keys() <= {"component", "program"}:
         return None
     component, program = params.get("component"), params.get("program")
@@ -127,24 +143,29 @@ def usual_query(params) -> dict | None:
     return {"component": component, "program": program}
 
 
-@extend_schema(tags=["freeze"], parameters=[CheckQuery], responses=CheckOutput)
+@extend_schema(tags=["freeze"], parameters=[CheckInput], responses=CheckOutput)
 class FreezeCheckView(APIView):
     """May this component change now (or at `at`)? Over every window in force, or one program's:
     the strictest level wins, an approved exception lifts `approval`, nothing lifts `frozen`, and a
-    break-glass override allows anything while it lasts."""
+    break-glass override allows anything while it lasts. An unknown `component` or `program` is a
+    400 naming it."""
 
     def get(self, request):
         query = usual_query(request.query_params)
         if query is None:
-            checked = CheckQuery(data=request.query_params)
+            checked = CheckTextInput(data=request.query_params)
             checked.is_valid(raise_exception=True)
             query = checked.validated_data
         moment = query.get("at") or timezone.now()
-        key = query["component"]
         # The CI hot path: cached facts, the same rule as selectors.freeze_check (freeze/check_cache.py).
-        facts = check_cache.facts_at(key, query.get("program") or None, moment, request)
+        facts = check_cache.facts_at(query["component"], query.get("program") or None, moment, request)
         if facts.component is None:
-            raise ApplicationError(f"Unknown component '{key}'.", status=404, field="component")
+            # Off the hot path: CheckInput's key fields answer the 400 naming `component`.
+            CheckInput(data=request.query_params).is_valid(raise_exception=True)
+            # Valid after all: the component was created after the facts were read.
+            facts = check_cache.load_facts(
+                query["component"], query.get("program") or None, check_cache.bucket_of(moment)
+            )
         check = check_cache.check_from_facts(facts, moment)
         FREEZE_CHECKS.labels(decision=check.decision).inc()
         return Response(plain(check_as_dict(check)))

@@ -3,6 +3,8 @@ per action, each a call of the exception_act service the pages use too."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,6 +20,7 @@ from freeze import selectors, services
 from freeze.api import WRITE_RULES
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
 from freeze.selectors_exceptions import exception_allowed_actions
+from metrics.models import MetricDefinition
 
 
 class ApprovalOutput(serializers.Serializer):
@@ -73,11 +76,30 @@ class ExceptionOutput(serializers.ModelSerializer):
     def get_affected_metrics(self, obj) -> list[str]:
         return sorted({m.key for m in obj.affected_metrics.all()})
 
-    def get_approvals(self, obj) -> list[dict]:
+    def get_approvals(self, obj) -> list[dict[str, Any]]:
         approvals = getattr(obj, "prefetched_approvals", None)
         if approvals is None:
             approvals = obj.approvals.select_related("approver")
-        return ApprovalOutput(approvals, many=True).data
+        return list(ApprovalOutput(approvals, many=True).data)
+
+
+def affected_metrics_field() -> serializers.RelatedField:
+    """Active gate metrics by key; an unknown key is a 400 naming `affected_metrics`."""
+    return KeyRelatedField(
+        slug_field="key",
+        queryset=MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE),
+        many=True,
+        required=False,
+        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
+        "revoked or expires.",
+    )
+
+
+def metric_keys(validated: dict) -> dict:
+    """The services take metric keys (the pages send keys too)."""
+    if "affected_metrics" in validated:
+        return {**validated, "affected_metrics": [m.key for m in validated["affected_metrics"]]}
+    return dict(validated)
 
 
 class ExceptionInput(serializers.Serializer):
@@ -94,15 +116,10 @@ class ExceptionInput(serializers.Serializer):
     rollback_plan = serializers.CharField()
     change_starts_at = serializers.DateTimeField()
     change_ends_at = serializers.DateTimeField()
-    affected_metrics = serializers.ListField(
-        child=serializers.CharField(max_length=80),
-        required=False,
-        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
-        "revoked or expires.",
-    )
+    affected_metrics = affected_metrics_field()
 
 
-class ExceptionEdit(serializers.Serializer):
+class ExceptionEditInput(serializers.Serializer):
     title = serializers.CharField(max_length=160, required=False)
     change = serializers.CharField(required=False)
     justification = serializers.CharField(required=False)
@@ -110,12 +127,7 @@ class ExceptionEdit(serializers.Serializer):
     rollback_plan = serializers.CharField(required=False)
     change_starts_at = serializers.DateTimeField(required=False)
     change_ends_at = serializers.DateTimeField(required=False)
-    affected_metrics = serializers.ListField(
-        child=serializers.CharField(max_length=80),
-        required=False,
-        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
-        "revoked or expires.",
-    )
+    affected_metrics = affected_metrics_field()
 
 
 def _with_approvals(queryset):
@@ -141,9 +153,35 @@ def effective_status_filter(queryset, value: str | None):
     return queryset.filter(current_status=value)
 
 
+class ExceptionListInput(serializers.Serializer):
+    """The list's filters that name rows: an unknown key or id is a 400 naming the parameter."""
+
+    risk = serializers.ChoiceField(choices=FreezeException.Risk.choices, required=False)
+    component__key = KeyRelatedField(
+        slug_field="key", queryset=Component.objects.all(), required=False, help_text="The component's key"
+    )
+    window = serializers.PrimaryKeyRelatedField(
+        queryset=FreezeWindow.objects.all(), required=False, help_text="The freeze window's id"
+    )
+
+
+def exception_list_filter(queryset, params):
+    query = ExceptionListInput(data=params)
+    query.is_valid(raise_exception=True)
+    wanted = query.validated_data
+    if "risk" in wanted:
+        queryset = queryset.filter(risk=wanted["risk"])
+    if "component__key" in wanted:
+        queryset = queryset.filter(component=wanted["component__key"])
+    if "window" in wanted:
+        queryset = queryset.filter(window=wanted["window"])
+    return queryset
+
+
 @extend_schema(
     tags=["freeze"],
     parameters=[
+        ExceptionListInput,
         OpenApiParameter(
             "status", str, enum=FreezeException.Status.values, description="The effective status"
         ),
@@ -153,9 +191,9 @@ def effective_status_filter(queryset, value: str | None):
 )
 class ExceptionList(generics.ListAPIView):
     serializer_class = ExceptionOutput
-    filterset_fields = ["risk", "component__key", "window"]
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["exception_create"]
+    filter_backends: list = []  # exception_list_filter reads the query (its keys through KeyRelatedField)
 
     def get_queryset(self):
         params = self.request.query_params
@@ -165,6 +203,7 @@ class ExceptionList(generics.ListAPIView):
             queryset = selectors.exceptions_list()
         if params.get("mine") in ("1", "true"):
             queryset = queryset.filter(requester=self.request.user)
+        queryset = exception_list_filter(queryset, params)
         return _with_approvals(effective_status_filter(queryset, params.get("status")))
 
     @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput}, parameters=[IDEMPOTENCY_KEY])
@@ -172,7 +211,7 @@ class ExceptionList(generics.ListAPIView):
     def post(self, request):
         data = ExceptionInput(data=request.data)
         data.is_valid(raise_exception=True)
-        exception = services.exception_create(requester=request.user, **data.validated_data)
+        exception = services.exception_create(actor=request.user, **metric_keys(data.validated_data))
         return Response(ExceptionOutput(exception).data, status=status.HTTP_201_CREATED)
 
 
@@ -189,11 +228,13 @@ class ExceptionDetail(APIView):
     def get(self, request, pk):
         return Response(ExceptionOutput(_exception(pk)).data)
 
-    @extend_schema(request=ExceptionEdit, responses=ExceptionOutput)
+    @extend_schema(request=ExceptionEditInput, responses=ExceptionOutput)
     def patch(self, request, pk):
-        data = ExceptionEdit(data=request.data)
+        data = ExceptionEditInput(data=request.data)
         data.is_valid(raise_exception=True)
-        services.exception_edit(editor=request.user, exception=_exception(pk), changes=data.validated_data)
+        services.exception_edit(
+            actor=request.user, exception=_exception(pk), changes=metric_keys(data.validated_data)
+        )
         return Response(ExceptionOutput(_exception(pk)).data)
 
 

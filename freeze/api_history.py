@@ -11,7 +11,7 @@ from freeze.history import entry, window_transitions
 from freeze.models import FreezeWindow
 
 
-class WindowHistoryEntry(serializers.Serializer):
+class WindowHistoryEntryOutput(serializers.Serializer):
     at = serializers.DateTimeField()
     actor = serializers.CharField(allow_null=True, help_text="Username; null when the system acted.")
     action = serializers.CharField(help_text="created, moved or level (more may come).")
@@ -23,11 +23,11 @@ class WindowHistoryEntry(serializers.Serializer):
     text = serializers.CharField(help_text="The entry in words, as the freeze page shows it.")
 
 
-@extend_schema(tags=["freeze"], responses=WindowHistoryEntry(many=True))
+@extend_schema(tags=["freeze"], responses=WindowHistoryEntryOutput(many=True))
 class WindowHistory(generics.ListAPIView):
     """Any signed-in user: who set which level, when the window moved, and why; paginated."""
 
-    serializer_class = WindowHistoryEntry
+    serializer_class = WindowHistoryEntryOutput
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no window to read

@@ -62,8 +62,13 @@ class ReviewInput(serializers.Serializer):
     review_note = serializers.CharField(max_length=4000, help_text="What was changed; should it have waited?")
 
 
-class OverrideQuery(serializers.Serializer):
-    component = serializers.SlugField(required=False)
+class OverrideListInput(serializers.Serializer):
+    component = KeyRelatedField(
+        slug_field="key",
+        queryset=Component.objects.all(),
+        required=False,
+        help_text="Only this component's (key)",
+    )
 
 
 def overrides_list():
@@ -75,7 +80,7 @@ def overrides_list():
     parameters=[
         OpenApiParameter("awaiting_review", bool, description="Only overrides without a review note"),
         OpenApiParameter("in_force", bool, description="Only overrides in force now"),
-        OpenApiParameter("component", str, description="Only this component's (key)"),
+        OverrideListInput,
     ],
 )
 class OverrideList(generics.ListAPIView):
@@ -94,10 +99,10 @@ class OverrideList(generics.ListAPIView):
         if params.get("in_force") in TRUE:
             now = timezone.now()
             queryset = queryset.filter(starts_at__lte=now, ends_at__gt=now)
-        query = OverrideQuery(data=params)
-        query.is_valid(raise_exception=True)  # a 400 naming `component`, never a NUL in the SQL
+        query = OverrideListInput(data=params)
+        query.is_valid(raise_exception=True)  # an unknown (or NUL) key is a 400 naming `component`
         if query.validated_data.get("component"):
-            queryset = queryset.filter(component__key=query.validated_data["component"])
+            queryset = queryset.filter(component=query.validated_data["component"])
         return queryset
 
     @extend_schema(request=OverrideInput, responses={201: OverrideOutput}, parameters=[IDEMPOTENCY_KEY])
@@ -105,7 +110,7 @@ class OverrideList(generics.ListAPIView):
     def post(self, request):
         data = OverrideInput(data=request.data)
         data.is_valid(raise_exception=True)
-        override = services.override_open(lead=request.user, **data.validated_data)
+        override = services.override_open(actor=request.user, **data.validated_data)
         return Response(OverrideOutput(override).data, status=status.HTTP_201_CREATED)
 
 
@@ -119,7 +124,7 @@ class OverrideReview(APIView):
     def check_permissions(self, request):
         super().check_permissions(request)
         # The object-level rule before the body: 404 for no such override, 403 for its opener.
-        services.override_reviewer_check(user=request.user, override=self._override())
+        services.override_reviewer_check(actor=request.user, override=self._override())
 
     def _override(self) -> FreezeOverride:
         return get_object_or_404(overrides_list(), pk=self.kwargs["pk"])
@@ -130,6 +135,6 @@ class OverrideReview(APIView):
         data = ReviewInput(data=request.data)
         data.is_valid(raise_exception=True)
         override = services.override_review(
-            lead=request.user, override=self._override(), note=data.validated_data["review_note"]
+            actor=request.user, override=self._override(), note=data.validated_data["review_note"]
         )
         return Response(OverrideOutput(override).data)

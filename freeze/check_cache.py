@@ -51,10 +51,10 @@ def load_facts(component_key: str, program_slug: str | None, start: datetime) ->
     component = Component.objects.filter(key=component_key).first()
     if component is None:
         return CheckFacts(program, None, (), {}, {}, (), ())
-    windows = FreezeWindow.objects.filter(starts_at__lt=end, ends_at__gt=start)
+    overlapping = FreezeWindow.objects.filter(starts_at__lt=end, ends_at__gt=start)
     if program is not None:
-        windows = windows.filter(program=program)
-    windows = tuple(windows.select_related("program").order_by("starts_at", "pk"))
+        overlapping = overlapping.filter(program=program)
+    windows = tuple(overlapping.select_related("program").order_by("starts_at", "pk"))
     levels = dict(
         FreezeEntry.objects.filter(component=component, window__in=[w.pk for w in windows]).values_list(
             "window_id", "level"

@@ -68,6 +68,7 @@ def demo_load(*, users, stdout) -> None:
     frontier = FreezeWindow.objects.filter(program=program, phase__kind="frontier").first()
     if frontier is None:
         frontier = services.window_for_frontier(program_id=program.pk)
+    assert frontier is not None, "the demo program has a frontier phase"
     services.freeze_levels_set(actor=lead, window=frontier, levels=FRONTIER_LEVELS, reason="framework freeze")
     # A second window in force now: the freeze list shows both as columns, the strictest level deciding.
     storage = services.window_create(
@@ -87,7 +88,7 @@ def demo_load(*, users, stdout) -> None:
 
     def file(component, title, risk, starts, hours, **text):
         return services.exception_create(
-            requester=engineer,
+            actor=engineer,
             component=Component.objects.get(key=component),
             window=cutover,
             title=title,
@@ -111,7 +112,7 @@ def demo_load(*, users, stdout) -> None:
         change="max_grad_accum 64 → 128 in trainer config.",
         why="The 70B canary needs it to keep global batch size on fewer nodes.",
     )
-    services.exception_submit(requester=engineer, exception=waiting)
+    services.exception_submit(actor=engineer, exception=waiting)
 
     live = file(
         "checkpoint-store",
@@ -124,25 +125,23 @@ def demo_load(*, users, stdout) -> None:
         rollback="Set upload_concurrency back to 4; no restart needed.",
         affects=["training-throughput"],  # checkpoint stalls show in throughput: its gates list it
     )
-    services.exception_submit(requester=engineer, exception=live)
-    services.exception_approve(approver=lead2, exception=live, comment="Tested on the canary cluster.")
-    services.exception_approve(approver=lead, exception=live, comment="Go.")
+    services.exception_submit(actor=engineer, exception=live)
+    services.exception_approve(actor=lead2, exception=live, comment="Tested on the canary cluster.")
+    services.exception_approve(actor=lead, exception=live, comment="Go.")
 
     rejected = file("kernels", "Swap attention kernel mid-wave", "high", now + timedelta(days=1), 8)
-    services.exception_submit(requester=engineer, exception=rejected)
-    services.exception_reject(
-        approver=owner, exception=rejected, reason="Not during the wave; after cutover."
-    )
+    services.exception_submit(actor=engineer, exception=rejected)
+    services.exception_reject(actor=owner, exception=rejected, reason="Not during the wave; after cutover.")
 
     withdrawn = file(
         "trainer-core", "Refactor optimizer state sharding", "medium", now + timedelta(days=4), 24
     )
-    services.exception_submit(requester=engineer, exception=withdrawn)
-    services.exception_withdraw(requester=engineer, exception=withdrawn, reason="Not needed after all.")
+    services.exception_submit(actor=engineer, exception=withdrawn)
+    services.exception_withdraw(actor=engineer, exception=withdrawn, reason="Not needed after all.")
 
     old = file("trainer-core", "Hotfix NaN guard in loss scaling", "low", now + timedelta(hours=1), 24)
-    services.exception_submit(requester=engineer, exception=old)
-    services.exception_approve(approver=owner, exception=old, comment="Small and safe.")
+    services.exception_submit(actor=engineer, exception=old)
+    services.exception_approve(actor=owner, exception=old, comment="Small and safe.")
     # Demo only: the services refuse a window that has ended; move this one's back four days.
     FreezeException.objects.filter(pk=old.pk).update(
         change_starts_at=now - timedelta(days=4), change_ends_at=now - timedelta(days=3)
@@ -152,9 +151,9 @@ def demo_load(*, users, stdout) -> None:
     revoked = file(
         "trainer-core", "Switch checkpoint format to sharded safetensors", "low", now + timedelta(hours=6), 24
     )
-    services.exception_submit(requester=engineer, exception=revoked)
-    services.exception_approve(approver=owner, exception=revoked)
-    services.exception_revoke(lead=lead, exception=revoked, reason="Restore tests failed on the new format.")
+    services.exception_submit(actor=engineer, exception=revoked)
+    services.exception_approve(actor=owner, exception=revoked)
+    services.exception_revoke(actor=lead, exception=revoked, reason="Restore tests failed on the new format.")
 
     _weekend_and_override(program, lead, now)
 
@@ -182,7 +181,7 @@ def _weekend_and_override(program, lead, now) -> None:
     )
     services.freeze_levels_set(actor=lead, window=weekend, levels=WEEKEND_LEVELS, reason="nobody on site")
     services.override_open(
-        lead=lead,
+        actor=lead,
         component=Component.objects.get(key="kernels"),
         reason="Fused attention returns NaNs on the new driver; shipping the kernel flag fix now.",
         ends_at=now + timedelta(hours=6),

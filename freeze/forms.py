@@ -115,8 +115,11 @@ class ExceptionForm(forms.Form):
 
     def __init__(self, *args, levels: dict[int, str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["component"].levels = levels or {}
-        self.fields["affected_metrics"].choices = [
+        component = self.fields["component"]
+        metrics = self.fields["affected_metrics"]
+        assert isinstance(component, ComponentChoiceField) and isinstance(metrics, forms.MultipleChoiceField)
+        component.levels = levels or {}
+        metrics.choices = [
             (d.key, f"{d.name} ({d.key})")
             for d in MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).order_by("key")
         ]
@@ -156,7 +159,7 @@ def levels_form_class(rows: list[dict], default_level: str) -> type[forms.Form]:
         (value, f"{label} (window default)" if value == default_level else label)
         for value, label in Level.choices
     ]
-    fields = {
+    fields: dict[str, forms.Field] = {
         row["component"].key: forms.ChoiceField(choices=choices, label=row["component"].name) for row in rows
     }
     fields["reason"] = forms.CharField(

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
 
 import pghistory
 from django.conf import settings
@@ -17,19 +19,19 @@ class FreezeDataQuerySet(models.QuerySet):
     """Bulk writes send no model signals, so they tell the freeze check's cache themselves
     (freeze/check_invalidation.py); save() and delete() are caught by the signals."""
 
-    def update(self, **kwargs):
+    def update(self, **kwargs: Any) -> int:
         changed = super().update(**kwargs)
         if changed:
             _freeze_data_changed()
         return changed
 
-    def bulk_create(self, objs, *args, **kwargs):
+    def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
         created = super().bulk_create(objs, *args, **kwargs)
         if created:
             _freeze_data_changed()
         return created
 
-    def bulk_update(self, objs, fields, *args, **kwargs):
+    def bulk_update(self, objs: Iterable[Any], fields: Iterable[str], *args: Any, **kwargs: Any) -> int:
         changed = super().bulk_update(objs, fields, *args, **kwargs)
         if changed:
             _freeze_data_changed()
@@ -49,7 +51,7 @@ class Level(models.TextChoices):
 
 
 # Stricter levels win where windows overlap.
-LEVEL_RANK = {Level.OPEN: 0, Level.APPROVAL: 1, Level.FROZEN: 2}
+LEVEL_RANK: dict[str, int] = {Level.OPEN: 0, Level.APPROVAL: 1, Level.FROZEN: 2}
 
 
 class Component(models.Model):
@@ -100,6 +102,8 @@ class FreezeWindow(models.Model):
     )
 
     objects = FreezeDataQuerySet.as_manager()
+    # The span a page shows for it (a recurring window's occurrence in force), set by freeze.views.
+    shown_span: tuple[datetime, datetime] | None = None
 
     class Meta:
         ordering = ["starts_at"]
@@ -163,9 +167,11 @@ class ExceptionQuerySet(FreezeDataQuerySet):
         return self.with_effective_status().filter(current_status__in=list(statuses))
 
 
-def change_window_open(exception: FreezeException) -> bool:
+def change_window_open(exception: models.Model) -> bool:
     """The condition on every transition but `expire`: once the change window has ended the exception
-    is expired, whatever its row still says, and nothing more can happen to it."""
+    is expired, whatever its row still says, and nothing more can happen to it. (Typed as django-fsm
+    types a condition: it receives the model instance.)"""
+    assert isinstance(exception, FreezeException)
     return exception.effective_status != FreezeException.Status.EXPIRED
 
 
@@ -194,6 +200,8 @@ class FreezeException(models.Model):
         "change_ends_at",
     )
     OPEN_STATUSES = (Status.DRAFT, Status.SUBMITTED, Status.APPROVED)
+    # The ids of its authors, read once per object (freeze.selectors_exceptions._author_ids).
+    _author_ids_cache: frozenset[int] | None = None
 
     component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="exceptions")
     window = models.ForeignKey(FreezeWindow, on_delete=models.PROTECT, related_name="exceptions")

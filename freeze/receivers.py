@@ -13,9 +13,9 @@ from program.signals import phase_dates_changed, program_created
 
 @receiver(program_created, dispatch_uid="freeze.frontier_window")
 def frontier_window(sender, *, program_id, **kwargs):
-    outbox_add(task="freeze.tasks.create_frontier_window", args=[program_id])
+    outbox_add(task="freeze.tasks.frontier_window_create", args=[program_id])
 
 
 @receiver(phase_dates_changed, dispatch_uid="freeze.follow_phase")
 def follow_phase(sender, *, phase_id, cause="re-planned", **kwargs):
-    outbox_add(task="freeze.tasks.follow_phase", args=[phase_id, cause])
+    outbox_add(task="freeze.tasks.windows_follow_phase", args=[phase_id, cause])

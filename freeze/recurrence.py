@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from dateutil.rrule import DAILY, rrule, rrulestr
 
 from core.errors import ApplicationError
+
+if TYPE_CHECKING:  # only a type here: freeze.models calls this module from its methods
+    from freeze.models import FreezeWindow
 
 # Finer rules (hourly, minutely, secondly) make no sense for a freeze and would make every check
 # walk thousands of occurrences: dateutil's before() iterates from DTSTART.
@@ -101,7 +105,13 @@ def _wall_clock_end(start: datetime, duration: timedelta) -> datetime:
     return (start.replace(tzinfo=None) + duration).replace(tzinfo=start.tzinfo)
 
 
-def occurrence_at(window, moment: datetime) -> tuple[datetime, datetime] | None:
+def _occurrence_end(window: FreezeWindow, start: datetime) -> datetime:
+    """A recurring window always has its occurrence_duration: validate() requires it with a rule."""
+    assert window.occurrence_duration is not None
+    return _wall_clock_end(start, window.occurrence_duration)
+
+
+def occurrence_at(window: FreezeWindow, moment: datetime) -> tuple[datetime, datetime] | None:
     """The (start, end) of the window's span in force at `moment`, or None."""
     if not (window.starts_at <= moment < window.ends_at):
         return None
@@ -112,14 +122,14 @@ def occurrence_at(window, moment: datetime) -> tuple[datetime, datetime] | None:
     start = rule.before(moment.astimezone(UTC), inc=True)
     if start is None:
         return None
-    end = _wall_clock_end(start, window.occurrence_duration)
+    end = _occurrence_end(window, start)
     if moment >= end:
         return None
     # In UTC, as every other time the app shows and stores.
     return max(start, window.starts_at).astimezone(UTC), min(end, window.ends_at).astimezone(UTC)
 
 
-def next_occurrence(window, moment: datetime) -> tuple[datetime, datetime] | None:
+def next_occurrence(window: FreezeWindow, moment: datetime) -> tuple[datetime, datetime] | None:
     """The next span of the window starting after `moment` (for pages and messages)."""
     if moment >= window.ends_at:
         return None
@@ -128,5 +138,5 @@ def next_occurrence(window, moment: datetime) -> tuple[datetime, datetime] | Non
     start = parse_rule(window.rrule, window.starts_at, window.timezone).after(moment.astimezone(UTC))
     if start is None or start >= window.ends_at:
         return None
-    end = min(_wall_clock_end(start, window.occurrence_duration), window.ends_at)
+    end = min(_occurrence_end(window, start), window.ends_at)
     return start.astimezone(UTC), end.astimezone(UTC)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Prefetch
 from django.utils import timezone
@@ -22,7 +23,9 @@ from freeze.models import (
 
 # The exception lists live with the allowed-actions rule they derive from; imported here for the
 # callers (core.work, the API) that ask freeze.selectors.
-from freeze.selectors_exceptions import exceptions_awaiting, exceptions_list  # noqa: F401
+# Re-exported: the exception reads are freeze.selectors' too.
+from freeze.selectors_exceptions import exceptions_awaiting as exceptions_awaiting
+from freeze.selectors_exceptions import exceptions_list as exceptions_list
 from program.models import Program
 
 
@@ -209,7 +212,7 @@ def decide(
     decider = strictest(levels)
     level = decider.level if decider else Level.OPEN
     window = decider.window if decider else None
-    answer = {"windows": tuple(levels), "program": program}
+    in_force = tuple(levels)
     if override is not None:
         return FreezeCheck(
             component,
@@ -221,12 +224,21 @@ def decide(
             f"Break-glass override #{override.pk} by {override.opened_by.username} allows it until "
             f"{override.ends_at:%Y-%m-%d %H:%M} UTC (level {level} otherwise).",
             override=override,
-            **answer,
+            windows=in_force,
+            program=program,
         )
     if decider is None:
         where = f" for {program.slug}" if program else ""
         return FreezeCheck(
-            component, moment, "allowed", level, None, None, f"No freeze window is in force{where}.", **answer
+            component,
+            moment,
+            "allowed",
+            level,
+            None,
+            None,
+            f"No freeze window is in force{where}.",
+            windows=in_force,
+            program=program,
         )
     if level == Level.OPEN:
         return FreezeCheck(
@@ -237,7 +249,8 @@ def decide(
             window,
             None,
             f"{component.key} is open in {_names(levels, Level.OPEN)}.",
-            **answer,
+            windows=in_force,
+            program=program,
         )
     if level == Level.FROZEN:
         return FreezeCheck(
@@ -247,9 +260,10 @@ def decide(
             level,
             window,
             None,
-            f"{component.key} is frozen in '{window.name}' until {decider.ends_at:%Y-%m-%d %H:%M} UTC; "
+            f"{component.key} is frozen in '{decider.window.name}' until {decider.ends_at:%Y-%m-%d %H:%M} UTC; "
             "no exception lifts a freeze.",
-            **answer,
+            windows=in_force,
+            program=program,
         )
     exception = exception_lifting()
     if exception is not None:
@@ -262,7 +276,8 @@ def decide(
             exception,
             f"Approved exception #{exception.pk} allows it until {exception.change_ends_at:%Y-%m-%d %H:%M} "
             f"UTC in {_names(levels, Level.APPROVAL)}.",
-            **answer,
+            windows=in_force,
+            program=program,
         )
     return FreezeCheck(
         component,
@@ -272,7 +287,8 @@ def decide(
         window,
         None,
         f"{component.key} needs an approved exception in {_names(levels, Level.APPROVAL)}.",
-        **answer,
+        windows=in_force,
+        program=program,
     )
 
 
@@ -290,7 +306,7 @@ def current_window(moment: datetime | None = None) -> FreezeWindow | None:
     )
 
 
-def window_levels(window: FreezeWindow | None) -> list[dict]:
+def window_levels(window: FreezeWindow | None) -> list[dict[str, Any]]:
     """Every component with its level in one window (the levels editor and API): two queries."""
     entries = {}
     if window is not None:

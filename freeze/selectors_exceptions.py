@@ -116,7 +116,8 @@ def exception_approvers(exception: FreezeException) -> list:
     )
     approvers = []
     for user in candidates:
-        user._group_names_cache = frozenset(g.name for g in user.groups.all())
+        # Prime the cache core.roles.group_names reads, from the prefetched groups (no query per user).
+        setattr(user, "_group_names_cache", frozenset(g.name for g in user.groups.all()))  # noqa: B010
         if exception_allowed_actions(user, exception).approve:
             approvers.append(user)
     return approvers

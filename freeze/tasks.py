@@ -1,38 +1,34 @@
+"""The freeze app's Celery tasks: each calls one service (freeze.services) and nothing else."""
+
 from __future__ import annotations
 
 from celery import shared_task
 
 from core.outbox import queue_options
-from freeze.services import (
-    exceptions_expire,
-    exceptions_warn_expiring,
-    overrides_warn_overdue,
-    window_for_frontier,
-    windows_follow_phase,
-)
+from freeze import services
 
 
 @shared_task(**queue_options("celery"))
-def expire_exceptions() -> list[int]:
-    return exceptions_expire()
+def exceptions_expire() -> list[int]:
+    return services.exceptions_expire()
 
 
 @shared_task(**queue_options("celery"))
-def warn_expiring_exceptions() -> list[int]:
-    return exceptions_warn_expiring()
+def exceptions_warn_expiring() -> list[int]:
+    return services.exceptions_warn_expiring()
 
 
 @shared_task(**queue_options("celery"))
-def warn_overdue_overrides() -> list[int]:
-    return overrides_warn_overdue()
+def overrides_warn_overdue() -> list[int]:
+    return services.overrides_warn_overdue()
 
 
 @shared_task(**queue_options("celery"))
-def create_frontier_window(program_id: int) -> int | None:
-    window = window_for_frontier(program_id=program_id)
+def frontier_window_create(program_id: int) -> int | None:
+    window = services.window_for_frontier(program_id=program_id)
     return window.pk if window else None
 
 
 @shared_task(**queue_options("celery"))
-def follow_phase(phase_id: int, cause: str = "re-planned") -> int:
-    return windows_follow_phase(phase_id=phase_id, cause=cause)
+def windows_follow_phase(phase_id: int, cause: str = "re-planned") -> int:
+    return services.windows_follow_phase(phase_id=phase_id, cause=cause)

@@ -61,7 +61,7 @@ def freeze_list(request, window_id: int | None = None):
 
 def _window_groups(windows: list[FreezeWindow], now) -> list[tuple[str, list[FreezeWindow]]]:
     """The window picker's groups: in force now, upcoming, ended."""
-    groups = {"In force now": [], "Upcoming": [], "Ended": []}
+    groups: dict[str, list[FreezeWindow]] = {"In force now": [], "Upcoming": [], "Ended": []}
     for w in windows:
         key = "Upcoming" if w.starts_at > now else "Ended" if w.ends_at <= now else "In force now"
         groups[key].append(w)

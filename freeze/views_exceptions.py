@@ -97,7 +97,7 @@ def exception_new(request):
         status = 400
         if form.is_valid():
             try:
-                exception = services.exception_create(requester=request.user, **form.cleaned_data)
+                exception = services.exception_create(actor=request.user, **form.cleaned_data)
             except ApplicationError as exc:
                 status = add_service_error(form, exc)
             else:
@@ -126,7 +126,7 @@ def exception_edit(request, pk: int):
         if form.is_valid():
             changes = {f: form.cleaned_data[f] for f in (*EDITABLE, "affected_metrics")}
             try:
-                services.exception_edit(editor=request.user, exception=exception, changes=changes)
+                services.exception_edit(actor=request.user, exception=exception, changes=changes)
             except ApplicationError as exc:
                 status = add_service_error(form, exc)
             else:
@@ -209,6 +209,6 @@ def exception_act(request, pk: int, action: str):
         messages.success(request, DONE[action])
         if not request.htmx:
             return redirect("freeze:exception", pk=pk)
-        form, status = None, 200
+        return render(request, "freeze/_exception_body.html", _exception_context(request, pk, None))
     template = "freeze/_exception_body.html" if request.htmx else "freeze/exception_detail.html"
     return render(request, template, _exception_context(request, pk, form), status=status)

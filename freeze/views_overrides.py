@@ -49,7 +49,7 @@ def override_new(request):
         status = 400
         if form.is_valid():
             try:
-                override = services.override_open(lead=request.user, **form.cleaned_data)
+                override = services.override_open(actor=request.user, **form.cleaned_data)
             except ApplicationError as exc:
                 status = add_service_error(form, exc, fallback_field="ends_at")
             else:
@@ -66,7 +66,7 @@ def override_new(request):
 @role_required(PROGRAM_LEADS, action="review break-glass overrides")
 def override_review(request, pk: int):
     override = get_object_or_404(_overrides(), pk=pk)
-    services.override_reviewer_check(user=request.user, override=override)  # the opener: styled 403
+    services.override_reviewer_check(actor=request.user, override=override)  # the opener: styled 403
     form = ReviewForm(request.POST or None)
     status = 200
     if request.method == "POST":
@@ -74,7 +74,7 @@ def override_review(request, pk: int):
         if form.is_valid():
             try:
                 services.override_review(
-                    lead=request.user, override=override, note=form.cleaned_data["review_note"]
+                    actor=request.user, override=override, note=form.cleaned_data["review_note"]
                 )
             except ApplicationError as exc:
                 status = add_service_error(form, exc, fallback_field="review_note")

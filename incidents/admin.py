@@ -44,10 +44,10 @@ class IncidentAdmin(ServiceSaveAdmin):
     def service_save(self, request, form, change):
         if change:
             return services.incident_update(
-                user=request.user, incident=form.instance, changes=changed_values(form, FILE_FIELDS)
+                actor=request.user, incident=form.instance, changes=changed_values(form, FILE_FIELDS)
             )
         return services.incident_file(
-            user=request.user, **{name: form.cleaned_data[name] for name in FILE_FIELDS}
+            actor=request.user, **{name: form.cleaned_data[name] for name in FILE_FIELDS}
         )
 
     @admin.action(description="Resolve the selected incidents now")
@@ -56,6 +56,6 @@ class IncidentAdmin(ServiceSaveAdmin):
             self,
             request,
             queryset,
-            lambda incident: services.incident_resolve(user=request.user, incident=incident),
+            lambda incident: services.incident_resolve(actor=request.user, incident=incident),
             "{count} incidents resolved.",
         )

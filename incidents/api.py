@@ -11,12 +11,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
+from core.api.serializers import KeyRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from incidents import importing, selectors, services
 from incidents.inputs import IncidentInput
 from incidents.models import TIME_FIELDS, BugClass, Incident, Severity
 from metrics.api import RawBodyParser
+from metrics.models import System
 
 WRITERS = (FRAMEWORK_ENGINEERS, PROGRAM_LEADS)
 # Who may write, per action: refused with 403 before the body is read (core.api.permissions).
@@ -58,9 +60,15 @@ class IncidentOutput(serializers.ModelSerializer):
         ]
 
 
-class ListQuery(serializers.Serializer):
-    system = serializers.SlugField(required=False)
-    bug_class = serializers.SlugField(required=False)
+class IncidentListInput(serializers.Serializer):
+    """The list's and MTTR's filters; an unknown system or bug class key is a 400 naming it."""
+
+    system = KeyRelatedField(
+        slug_field="key", queryset=System.objects.all(), required=False, help_text="System key"
+    )
+    bug_class = KeyRelatedField(
+        slug_field="key", queryset=BugClass.objects.all(), required=False, help_text="Bug class key"
+    )
     severity = serializers.ChoiceField(choices=Severity.choices, required=False)
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
@@ -69,9 +77,13 @@ class ListQuery(serializers.Serializer):
 
 def incident_filter(params) -> selectors.IncidentFilter:
     """The query string as a filter; a bad value is a 400 naming its parameter."""
-    query = ListQuery(data=params)
+    query = IncidentListInput(data=params)
     query.is_valid(raise_exception=True)
-    return selectors.IncidentFilter(**query.validated_data)
+    wanted = dict(query.validated_data)
+    for name in ("system", "bug_class"):
+        if name in wanted:
+            wanted[name] = wanted[name].key
+    return selectors.IncidentFilter(**wanted)
 
 
 class NewestOpened(CursorPagination):
@@ -111,7 +123,7 @@ class IncidentList(generics.ListAPIView):
     def post(self, request):
         data = IncidentInput(data=request.data)
         data.is_valid(raise_exception=True)
-        incident = services.incident_file(user=request.user, **data.validated_data)
+        incident = services.incident_file(actor=request.user, **data.validated_data)
         return Response(IncidentOutput(incident).data, status=status.HTTP_201_CREATED)
 
 
@@ -135,7 +147,7 @@ class IncidentDetail(APIView):
         data = IncidentInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         incident = services.incident_update(
-            user=request.user, incident=incident, changes=dict(data.validated_data)
+            actor=request.user, incident=incident, changes=dict(data.validated_data)
         )
         return Response(IncidentOutput(selectors.incidents_list().get(pk=incident.pk)).data)
 
@@ -200,5 +212,5 @@ class IncidentImport(APIView):
     @idempotent
     def post(self, request):
         body = request.data if isinstance(request.data, bytes) else b""
-        incidents = importing.incidents_import(user=request.user, body=body)
+        incidents = importing.incidents_import(actor=request.user, body=body)
         return Response(IncidentOutput(incidents, many=True).data, status=status.HTTP_201_CREATED)

@@ -106,7 +106,7 @@ def demo_load(*, users, stdout) -> None:
                 still_open = resolved > now - timedelta(hours=2)
                 bug = classes[key]
                 services.incident_file(
-                    user=engineer,
+                    actor=engineer,
                     title=TITLES[key].format(n=rng.randint(2, 96)),
                     system=system,
                     component=components[COMPONENT_OF[key]],

@@ -36,5 +36,7 @@ class ChecklistForm(forms.Form):
 
     def __init__(self, *args, steps: list[dict], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["done_steps"].choices = [(i, item["step"]) for i, item in enumerate(steps)]
+        done_steps = self.fields["done_steps"]
+        assert isinstance(done_steps, forms.TypedMultipleChoiceField)
+        done_steps.choices = [(i, item["step"]) for i, item in enumerate(steps)]
         self.fields["done_steps"].initial = [i for i, item in enumerate(steps) if item.get("done")]

@@ -96,7 +96,7 @@ def incident_new(request):
     form = IncidentForm(request.POST)
     if form.is_valid():
         try:
-            incident = services.incident_file(user=request.user, **form.cleaned_data)
+            incident = services.incident_file(actor=request.user, **form.cleaned_data)
         except ApplicationError as exc:
             return _list_render(request, form, add_service_error(form, exc, fallback_field="title"))
         messages.success(request, f"Incident #{incident.pk} filed; the owner team was told.")
@@ -113,7 +113,7 @@ def _detail_render(request, pk: int, form: IncidentForm | None = None, status: i
     initial |= {
         "system": incident.system.key,
         "component": incident.component.key,
-        "workload": incident.workload.key if incident.workload_id else None,
+        "workload": incident.workload.key if incident.workload else None,
         "bug_class": incident.bug_class.key,
     }
     return render(
@@ -143,7 +143,7 @@ def incident_edit(request, pk: int):
     if not form.is_valid():
         return _detail_render(request, pk, form, 400)
     try:
-        services.incident_update(user=request.user, incident=incident, changes=form.cleaned_data)
+        services.incident_update(actor=request.user, incident=incident, changes=form.cleaned_data)
     except ApplicationError as exc:
         return _detail_render(request, pk, form, add_service_error(form, exc, fallback_field="title"))
     messages.success(request, f"Incident #{pk} saved.")
@@ -155,7 +155,7 @@ def incident_edit(request, pk: int):
 def incident_resolve(request, pk: int):
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     try:
-        services.incident_resolve(user=request.user, incident=incident)
+        services.incident_resolve(actor=request.user, incident=incident)
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
@@ -171,7 +171,7 @@ def incident_checklist(request, pk: int):
     form = ChecklistForm(request.POST, steps=incident.checklist)
     done = form.cleaned_data["done_steps"] if form.is_valid() else []
     try:
-        services.incident_update(user=request.user, incident=incident, changes={"done_steps": done})
+        services.incident_update(actor=request.user, incident=incident, changes={"done_steps": done})
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:

@@ -3,15 +3,11 @@ and again by the demo: a test database's flush empties the migration's rows), an
 registry's incident metrics and the `fleet` workload incidents without a workload are filed under.
 
 The metrics are registered on first use rather than by migration, so a database without incidents
-(every other app's tests) has a registry without them. They are written directly, active at once,
-owned by the framework engineers: the metric-owner workflow of draft → active is for people, and
-these meanings are fixed here in code; the audit row says who registered them.
+(every other app's tests) has a registry without them. They go through the registry's
+definition_ensure_registered (metrics/services/ensure.py): active at once, owned by the framework
+engineers — the metric-owner workflow of draft → active is for people, and these meanings are fixed
+here in code — with the registry's checks and its audit rows.
 """
-
-from django.db import transaction
-from django.utils import timezone
-
-from core.audit import transition_record
 
 BUG_CLASSES = [
     (
@@ -154,8 +150,10 @@ def bug_classes_seed(BugClass) -> None:
 
 
 def incident_metrics_ensure() -> None:
-    """Register the incident metrics and the fleet workload where missing (first use)."""
+    """Register the incident metrics and the fleet workload where missing (first use): each metric
+    through the registry's service (metrics.services.ensure), checked and audited like any other."""
     from metrics.models import MetricDefinition, Workload
+    from metrics.services.ensure import definition_ensure_registered
 
     if MetricDefinition.objects.filter(key__in=[spec["key"] for spec in METRICS]).count() == len(METRICS):
         return
@@ -168,24 +166,7 @@ def incident_metrics_ensure() -> None:
         },
     )
     for spec in METRICS:
-        if MetricDefinition.objects.filter(key=spec["key"]).exists():
-            continue
-        with transaction.atomic():  # two first uses at once: the second finds the first's row
-            definition, created = MetricDefinition.objects.get_or_create(
-                key=spec["key"],
-                version=1,
-                defaults={
-                    **{name: value for name, value in spec.items() if name != "key"},
-                    "owner_team": "framework-engineers",
-                    "status": MetricDefinition.Status.ACTIVE,
-                    "activated_at": timezone.now(),
-                    "min_value": 0.0,
-                },
-            )
-            if created:
-                transition_record(
-                    subject=definition,
-                    action="registered",
-                    to_state=definition.status,
-                    reason="Registered by the incident log on first use.",
-                )
+        definition_ensure_registered(
+            data={**spec, "owner_team": "framework-engineers", "min_value": 0.0},
+            reason="Registered by the incident log on first use.",
+        )

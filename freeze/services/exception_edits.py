@@ -3,9 +3,11 @@ may cause (back to submitted) go through the workflow's guard and history (excep
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -47,7 +49,7 @@ def _validate_change_window(window: FreezeWindow, starts: datetime, ends: dateti
         )
 
 
-def affected_metrics_resolve(keys) -> list[MetricDefinition]:
+def affected_metrics_resolve(keys: Iterable[str] | None) -> list[MetricDefinition]:
     """Metric keys → their active versions; a 400 naming `affected_metrics` for any unknown key (or one
     with no active version). Gates match by key, so the version only anchors the link."""
     if keys is None:
@@ -74,7 +76,7 @@ def affected_metrics_resolve(keys) -> list[MetricDefinition]:
 @transaction.atomic
 def exception_create(
     *,
-    requester,
+    actor: User,
     component: Component,
     window: FreezeWindow | None = None,
     title: str,
@@ -86,7 +88,9 @@ def exception_create(
     change_ends_at: datetime,
     affected_metrics: list[str] | None = None,
 ) -> FreezeException:
-    require_role(requester, FRAMEWORK_ENGINEERS, "file freeze exceptions")
+    """File a draft exception. The actor must be a framework engineer and becomes its requester (and
+    an author, who never decides it)."""
+    require_role(actor, FRAMEWORK_ENGINEERS, "file freeze exceptions")
     metrics = affected_metrics_resolve(affected_metrics)
     if window is None:
         found = level_at(component, change_starts_at)
@@ -102,8 +106,8 @@ def exception_create(
     exception = FreezeException.objects.create(
         component=component,
         window=window,
-        requester=requester,
-        last_editor=requester,
+        requester=actor,
+        last_editor=actor,
         title=title,
         change=change,
         justification=justification,
@@ -112,14 +116,15 @@ def exception_create(
         change_starts_at=change_starts_at,
         change_ends_at=change_ends_at,
     )
-    exception.authors.add(requester)
+    exception.authors.add(actor)
     exception.affected_metrics.set(metrics)
-    transition_record(subject=exception, action="created", actor=requester, to_state=exception.status)
+    transition_record(subject=exception, action="created", actor=actor, to_state=exception.status)
     return exception
 
 
-def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any]) -> FreezeException:
-    """Edit an open exception; the editor becomes one of its authors, who never decide it.
+def exception_edit(*, actor: User, exception: FreezeException, changes: dict[str, Any]) -> FreezeException:
+    """The actor (a framework engineer) edits an open exception and becomes one of its authors, who
+    never decide it.
 
     A material edit after submission returns it to submitted and dismisses every approval: what was
     approved is no longer what would ship. Any edit by someone whose approval stands dismisses that
@@ -127,7 +132,7 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
     unchanged values is no edit."""
     with transaction.atomic():
         exception = lock(exception)
-        exception_allowed_actions(editor, exception).require("edit")
+        exception_allowed_actions(actor, exception).require("edit")
         guard(exception, "edit")
         changed = [f for f in EDITABLE if f in changes and changes[f] != getattr(exception, f)]
         if "affected_metrics" in changes and _metrics_set(exception, changes["affected_metrics"]):
@@ -139,27 +144,27 @@ def exception_edit(*, editor, exception: FreezeException, changes: dict[str, Any
                 setattr(exception, field, changes[field])
         _validate_change_window(exception.window, exception.change_starts_at, exception.change_ends_at)
         exception.edit()
-        exception.last_editor = editor
-        exception.authors.add(editor)
-        exception._author_ids_cache = None  # the editor is an author from now on
+        exception.last_editor = actor
+        exception.authors.add(actor)
+        exception._author_ids_cache = None  # the actor is an author from now on
         material = [f for f in changed if f in FreezeException.MATERIAL_FIELDS]
         standing = Approval.objects.filter(exception=exception, dismissed_at__isnull=True)
         if material and exception.status in (Status.SUBMITTED, Status.APPROVED):
             dismissed = standing.update(dismissed_at=timezone.now())
             approval_requirement_apply(exception)  # a resubmission is a submission: the rule as it is now
-            _resubmit(exception, editor, f"material edit: {', '.join(material)}", dismissed)
+            _resubmit(exception, actor, f"material edit: {', '.join(material)}", dismissed)
             return exception
-        dismissed = standing.filter(approver=editor).update(dismissed_at=timezone.now())
+        dismissed = standing.filter(approver=actor).update(dismissed_at=timezone.now())
         if dismissed and exception.status == Status.APPROVED and not approvals_enough(exception):
-            _resubmit(exception, editor, "edited by an approver, whose approval no longer counts", dismissed)
+            _resubmit(exception, actor, "edited by an approver, whose approval no longer counts", dismissed)
             return exception
         exception.save()
         data = {"fields": changed, **({"dismissed_approvals": dismissed} if dismissed else {})}
-        transition_record(subject=exception, action="edited", actor=editor, data=data)
+        transition_record(subject=exception, action="edited", actor=actor, data=data)
     return exception
 
 
-def _metrics_set(exception: FreezeException, keys) -> bool:
+def _metrics_set(exception: FreezeException, keys: Iterable[str] | None) -> bool:
     """Set the affected metrics from keys; True if they changed. Not a material field: naming a metric
     changes which gates watch the exception, not what ships (gates listen from its next transition)."""
     metrics = affected_metrics_resolve(keys)
@@ -170,6 +175,6 @@ def _metrics_set(exception: FreezeException, keys) -> bool:
     return True
 
 
-def _resubmit(exception: FreezeException, editor, reason: str, dismissed: int) -> None:
-    move(exception, "resubmit", actor=editor, reason=reason, data={"dismissed_approvals": dismissed})
+def _resubmit(exception: FreezeException, actor: User, reason: str, dismissed: int) -> None:
+    move(exception, "resubmit", actor=actor, reason=reason, data={"dismissed_approvals": dismissed})
     notify_approvers(exception, f"Exception changed, review again: {exception.title}")

@@ -8,7 +8,9 @@ notifies after commit (core.notifications queues on commit)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -60,11 +62,12 @@ PAST_PARTICIPLE = {
 
 
 def lock(exception: FreezeException) -> FreezeException:
-    return (
+    locked: FreezeException = (
         FreezeException.objects.select_for_update()
         .select_related("component", "window", "requester")
         .get(pk=exception.pk)
     )
+    return locked
 
 
 def guard(exception: FreezeException, action: str) -> None:
@@ -85,7 +88,12 @@ def guard(exception: FreezeException, action: str) -> None:
 
 
 def move(
-    exception: FreezeException, method: str, *, actor, reason: str = "", data: dict | None = None
+    exception: FreezeException,
+    method: str,
+    *,
+    actor: User | None,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
 ) -> None:
     """Run the state-machine transition `method`, save, and record it."""
     before = exception.status
@@ -105,7 +113,7 @@ def move(
     )
 
 
-def notify(exception: FreezeException, event: str, subject: str, users: list) -> None:
+def notify(exception: FreezeException, event: str, subject: str, users: list[User]) -> None:
     notification_send(
         event=event,
         subject=subject,
@@ -137,47 +145,53 @@ def refuse_by_level(component: Component, window: FreezeWindow, starts: datetime
         )
 
 
-def exception_submit(*, requester, exception: FreezeException) -> FreezeException:
+def exception_submit(*, actor: User, exception: FreezeException) -> FreezeException:
+    """Submit for approval. Only the requester (the actor must be the one who filed it) submits;
+    the approvals it needs are fixed now (freeze.services.approval_bar)."""
     with transaction.atomic():
         exception = lock(exception)
-        exception_allowed_actions(requester, exception).require("submit")
+        exception_allowed_actions(actor, exception).require("submit")
         guard(exception, "submit")
         refuse_by_level(exception.component, exception.window, exception.change_starts_at)
         requirement = approval_requirement_apply(exception)
-        move(exception, "submit", actor=requester, data={"approval_rule": requirement.rule})
+        move(exception, "submit", actor=actor, data={"approval_rule": requirement.rule})
         notify_approvers(exception, f"Freeze exception awaiting approval: {exception.title}")
     return exception
 
 
-def _record_verdict(exception: FreezeException, user, verdict: str, comment: str, is_lead: bool) -> None:
+def _record_verdict(
+    exception: FreezeException, actor: User, verdict: str, comment: str, is_lead: bool
+) -> None:
     try:
         with transaction.atomic():
             Approval.objects.create(
-                exception=exception, approver=user, verdict=verdict, comment=comment, as_program_lead=is_lead
+                exception=exception, approver=actor, verdict=verdict, comment=comment, as_program_lead=is_lead
             )
     except IntegrityError:
         raise ApplicationError("You already decided on this exception; one person counts once.") from None
 
 
-def exception_approve(*, approver, exception: FreezeException, comment: str = "") -> FreezeException:
-    """Counts one approval. Enough approvals (the number fixed at submission, and a program lead among
-    them when that was required) approve it, and re-evaluate the gates using its affected metrics."""
+def exception_approve(*, actor: User, exception: FreezeException, comment: str = "") -> FreezeException:
+    """Counts the actor's approval. The actor must be an approver (the component's owner team or a
+    program lead) and never one of its authors (requester or editors); one verdict per person.
+    Enough approvals (the number fixed at submission, and a program lead among them when that was
+    required) approve it, and re-evaluate the gates using its affected metrics."""
     with transaction.atomic():
         exception = lock(exception)
-        allowed = exception_allowed_actions(approver, exception)
+        allowed = exception_allowed_actions(actor, exception)
         allowed.require("approve")
         guard(exception, "approve")
-        _record_verdict(exception, approver, Approval.Verdict.APPROVE, comment, allowed.as_program_lead)
+        _record_verdict(exception, actor, Approval.Verdict.APPROVE, comment, allowed.as_program_lead)
         transition_record(
             subject=exception,
             action="approval",
-            actor=approver,
+            actor=actor,
             reason=comment,
             data={"approvals": len(approvals_standing(exception)), "required": exception.required_approvals},
         )
         if approvals_enough(exception):
-            move(exception, "approve", actor=approver, reason=comment)
-            exception_gates_reevaluate(exception, "approved", actor=approver)
+            move(exception, "approve", actor=actor, reason=comment)
+            exception_gates_reevaluate(exception, "approved", actor=actor)
             notify(
                 exception,
                 "exception.decided",
@@ -187,17 +201,19 @@ def exception_approve(*, approver, exception: FreezeException, comment: str = ""
     return exception
 
 
-def exception_reject(*, approver, exception: FreezeException, reason: str) -> FreezeException:
+def exception_reject(*, actor: User, exception: FreezeException, reason: str) -> FreezeException:
+    """One rejection rejects. The actor must be an approver (owner team or program lead) and never one
+    of its authors; the reason is required."""
     with transaction.atomic():
         exception = lock(exception)
-        allowed = exception_allowed_actions(approver, exception)
+        allowed = exception_allowed_actions(actor, exception)
         allowed.require("reject")
         guard(exception, "reject")
         if not reason.strip():
             raise ApplicationError(MSG_REASON, status=400, field="reason")
-        _record_verdict(exception, approver, Approval.Verdict.REJECT, reason, allowed.as_program_lead)
+        _record_verdict(exception, actor, Approval.Verdict.REJECT, reason, allowed.as_program_lead)
         exception.closing_reason = reason
-        move(exception, "reject", actor=approver, reason=reason)
+        move(exception, "reject", actor=actor, reason=reason)
         notify(
             exception,
             "exception.decided",
@@ -207,29 +223,31 @@ def exception_reject(*, approver, exception: FreezeException, reason: str) -> Fr
     return exception
 
 
-def exception_withdraw(*, requester, exception: FreezeException, reason: str = "") -> FreezeException:
+def exception_withdraw(*, actor: User, exception: FreezeException, reason: str = "") -> FreezeException:
+    """Only the requester (the actor must be the one who filed it) withdraws an open exception."""
     with transaction.atomic():
         exception = lock(exception)
-        exception_allowed_actions(requester, exception).require("withdraw")
+        exception_allowed_actions(actor, exception).require("withdraw")
         guard(exception, "withdraw")
         exception.closing_reason = reason
         was_in_force = exception.status == Status.APPROVED
-        move(exception, "withdraw", actor=requester, reason=reason)
+        move(exception, "withdraw", actor=actor, reason=reason)
         if was_in_force:
-            exception_gates_reevaluate(exception, "withdrawn", actor=requester)
+            exception_gates_reevaluate(exception, "withdrawn", actor=actor)
     return exception
 
 
-def exception_revoke(*, lead, exception: FreezeException, reason: str) -> FreezeException:
-    exception_allowed_actions(lead, exception).require("revoke")
+def exception_revoke(*, actor: User, exception: FreezeException, reason: str) -> FreezeException:
+    """A program lead (the actor) revokes an approved exception, with a reason."""
+    exception_allowed_actions(actor, exception).require("revoke")
     if not reason.strip():
         raise ApplicationError(MSG_REASON, status=400, field="reason")
     with transaction.atomic():
         exception = lock(exception)
         guard(exception, "revoke")
         exception.closing_reason = reason
-        move(exception, "revoke", actor=lead, reason=reason)
-        exception_gates_reevaluate(exception, "revoked", actor=lead)
+        move(exception, "revoke", actor=actor, reason=reason)
+        exception_gates_reevaluate(exception, "revoked", actor=actor)
         notify(
             exception,
             "exception.decided",
@@ -241,17 +259,18 @@ def exception_revoke(*, lead, exception: FreezeException, reason: str) -> Freeze
 
 # The one table of what each action runs: the page's buttons and the API's endpoints both come here.
 _ACT = {
-    "submit": lambda user, e, text: exception_submit(requester=user, exception=e),
-    "approve": lambda user, e, text: exception_approve(approver=user, exception=e, comment=text),
-    "reject": lambda user, e, text: exception_reject(approver=user, exception=e, reason=text),
-    "withdraw": lambda user, e, text: exception_withdraw(requester=user, exception=e, reason=text),
-    "revoke": lambda user, e, text: exception_revoke(lead=user, exception=e, reason=text),
+    "submit": lambda actor, e, text: exception_submit(actor=actor, exception=e),
+    "approve": lambda actor, e, text: exception_approve(actor=actor, exception=e, comment=text),
+    "reject": lambda actor, e, text: exception_reject(actor=actor, exception=e, reason=text),
+    "withdraw": lambda actor, e, text: exception_withdraw(actor=actor, exception=e, reason=text),
+    "revoke": lambda actor, e, text: exception_revoke(actor=actor, exception=e, reason=text),
 }
 ACT_ACTIONS = tuple(_ACT)
 
 
-def exception_act(*, actor, exception: FreezeException, action: str, text: str = "") -> FreezeException:
-    """Take `action` (submit, approve, reject, withdraw, revoke) with its comment or reason `text`."""
+def exception_act(*, actor: User, exception: FreezeException, action: str, text: str = "") -> FreezeException:
+    """The actor takes `action` (submit, approve, reject, withdraw, revoke) with its comment or reason
+    `text`; who may take which is exception_allowed_actions' rule, which each service asks."""
     if action not in _ACT:
         raise ApplicationError(f"No action '{action}'.", status=400, field="action")
     return _ACT[action](actor, exception, text)

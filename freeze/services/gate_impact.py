@@ -5,11 +5,15 @@ queued through the outbox in the transaction of the change, and each gate's hist
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
+
 from freeze.models import FreezeException
 from program.services import gates_reevaluate_for_metric_keys
 
 
-def exception_gates_reevaluate(exception: FreezeException, event: str, actor=None) -> list[int]:
+def exception_gates_reevaluate(
+    exception: FreezeException, event: str, actor: User | None = None
+) -> list[int]:
     """Call inside the transition's transaction. `event` is the past participle ("approved")."""
     keys = list(exception.affected_metrics.values_list("key", flat=True))
     if not keys:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import csv
 import io
 from datetime import datetime, time, timedelta
+from typing import Any
 
 import yaml
+from django.contrib.auth.models import User
+from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
@@ -21,7 +24,7 @@ from program.models import Phase, Program
 
 @transaction.atomic
 def component_upsert(
-    *, actor, key: str, name: str, layer: str, owner_team: str, description: str = ""
+    *, actor: User, key: str, name: str, layer: str, owner_team: str, description: str = ""
 ) -> Component:
     require_role(actor, PROGRAM_LEADS, "manage components")
     component, _ = Component.objects.update_or_create(
@@ -33,7 +36,7 @@ def component_upsert(
 @transaction.atomic
 def window_create(
     *,
-    actor,
+    actor: User,
     program: Program,
     name: str,
     starts_at: datetime,
@@ -133,7 +136,7 @@ def windows_follow_phase(*, phase_id: int, cause: str = "re-planned") -> int:
 
 
 @transaction.atomic
-def freeze_levels_set(*, actor, window: FreezeWindow, levels: dict[str, str], reason: str = "") -> int:
+def freeze_levels_set(*, actor: User, window: FreezeWindow, levels: dict[str, str], reason: str = "") -> int:
     """Set levels by component key; returns how many really changed.
 
     Only a row whose level in force differs is written: a level equal to the window's default removes
@@ -164,7 +167,8 @@ def freeze_levels_set(*, actor, window: FreezeWindow, levels: dict[str, str], re
         if before == level:
             continue  # unchanged: no write, no history (an explicit entry equal to it stays as it is)
         if level == window.default_level:
-            entry.delete()  # `entry` exists: without one the level in force is already the default
+            assert entry is not None  # without one the level in force is already the default
+            entry.delete()
         elif entry is None:
             FreezeEntry.objects.create(window=window, component=component, level=level)
         else:
@@ -209,7 +213,7 @@ def freeze_levels_export(*, window: FreezeWindow, fmt: str) -> str:
 MAX_IMPORT_BYTES = 1024 * 1024  # an export of every component is a few kB
 
 
-def _decode_upload(file) -> tuple[str, str]:
+def _decode_upload(file: File[bytes] | bytes | None) -> tuple[str, str]:
     """The text and format (csv or yaml, by the file's name) of an uploaded file or raw bytes."""
     if file is None:
         raise ApplicationError("Choose a CSV or YAML file to import.", status=400, field="file")
@@ -233,11 +237,15 @@ def _decode_upload(file) -> tuple[str, str]:
     return text, fmt
 
 
-def _rows(text: str, fmt: str) -> list:
+def _rows(text: str, fmt: str) -> list[Any] | None:
+    """The rows of the file; None when a YAML document is not a mapping (the caller names `file`)."""
     try:
         if fmt == "yaml":
             document = yaml.safe_load(text) or {}
-            return document.get("levels", []) if isinstance(document, dict) else None
+            if not isinstance(document, dict):
+                return None
+            rows = document.get("levels", [])
+            return rows if isinstance(rows, list) else None
         return list(csv.DictReader(io.StringIO(text)))
     except (yaml.YAMLError, csv.Error) as exc:
         raise ApplicationError(
@@ -247,7 +255,9 @@ def _rows(text: str, fmt: str) -> list:
         raise ApplicationError("The file is nested too deeply to be read.", status=400, field="file") from exc
 
 
-def freeze_levels_import(*, actor, window: FreezeWindow, file, reason: str = "") -> int:
+def freeze_levels_import(
+    *, actor: User, window: FreezeWindow, file: File[bytes] | bytes | None, reason: str = ""
+) -> int:
     """Levels from an uploaded CSV (component,level columns) or YAML ({levels: [{component, level}]})
     export: `file` is the upload (its name ending .yaml/.yml means YAML) or raw bytes (CSV). Decoding
     and format problems are 400s naming `file`; then only the rows that change are written."""

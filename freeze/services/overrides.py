@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q
@@ -26,7 +27,7 @@ MSG_OWN = "You opened this override; another program lead reviews it."
 MSG_REVIEWED = "Override #{pk} was already reviewed by {who} on {at:%Y-%m-%d %H:%M} UTC."
 
 
-def _notify(override: FreezeOverride, event: str, subject: str, users) -> None:
+def _notify(override: FreezeOverride, event: str, subject: str, users: list[User]) -> None:
     notification_send(
         event=event,
         subject=subject,
@@ -38,7 +39,7 @@ def _notify(override: FreezeOverride, event: str, subject: str, users) -> None:
     )
 
 
-def _owners_and_leads(override: FreezeOverride) -> list:
+def _owners_and_leads(override: FreezeOverride) -> list[User]:
     """The component's owner team and the program leads, without the person who acted."""
     return list(
         get_user_model()
@@ -49,9 +50,10 @@ def _owners_and_leads(override: FreezeOverride) -> list:
     )
 
 
-def override_open(*, lead, component: Component, reason: str, ends_at: datetime) -> FreezeOverride:
-    """Open now, until `ends_at` (at most 24 h ahead). Leads only, refused before any validation."""
-    require_role(lead, PROGRAM_LEADS, "open break-glass overrides")
+def override_open(*, actor: User, component: Component, reason: str, ends_at: datetime) -> FreezeOverride:
+    """Open now, until `ends_at` (at most 24 h ahead). The actor must be a program lead (refused
+    before any validation); the actor is recorded as the opener."""
+    require_role(actor, PROGRAM_LEADS, "open break-glass overrides")
     now = timezone.now()
     if not reason.strip():
         raise ApplicationError(MSG_REASON, status=400, field="reason")
@@ -63,12 +65,12 @@ def override_open(*, lead, component: Component, reason: str, ends_at: datetime)
         )
     with transaction.atomic():
         override = FreezeOverride.objects.create(
-            component=component, opened_by=lead, reason=reason.strip(), starts_at=now, ends_at=ends_at
+            component=component, opened_by=actor, reason=reason.strip(), starts_at=now, ends_at=ends_at
         )
         transition_record(
             subject=override,
             action="opened",
-            actor=lead,
+            actor=actor,
             to_state="awaiting_review",
             reason=override.reason,
             data={"component": component.key, "ends_at": ends_at.isoformat()},
@@ -82,17 +84,17 @@ def override_open(*, lead, component: Component, reason: str, ends_at: datetime)
     return override
 
 
-def override_reviewer_check(*, user, override: FreezeOverride) -> None:
-    """Refuses (PermissionDenied) anyone but a program lead other than the opener."""
-    require_role(user, PROGRAM_LEADS, "review break-glass overrides")
-    if override.opened_by_id == user.pk:
+def override_reviewer_check(*, actor: User, override: FreezeOverride) -> None:
+    """Refuses (PermissionDenied) unless the actor is a program lead other than the override's opener."""
+    require_role(actor, PROGRAM_LEADS, "review break-glass overrides")
+    if override.opened_by_id == actor.pk:
         raise PermissionDenied(MSG_OWN)
 
 
-def override_review(*, lead, override: FreezeOverride, note: str) -> FreezeOverride:
-    """A lead other than the opener writes the review note, once; it may come while the override
+def override_review(*, actor: User, override: FreezeOverride, note: str) -> FreezeOverride:
+    """A actor other than the opener writes the review note, once; it may come while the override
     still lasts (the review does not end it)."""
-    override_reviewer_check(user=lead, override=override)
+    override_reviewer_check(actor=actor, override=override)
     if not note.strip():
         raise ApplicationError(MSG_NOTE, status=400, field="review_note")
     with transaction.atomic():
@@ -104,18 +106,20 @@ def override_review(*, lead, override: FreezeOverride, note: str) -> FreezeOverr
         if override.reviewed_at is not None:
             raise ApplicationError(
                 MSG_REVIEWED.format(
-                    pk=override.pk, who=override.reviewed_by.username, at=override.reviewed_at
+                    pk=override.pk,
+                    who=override.reviewed_by.username if override.reviewed_by else "someone",
+                    at=override.reviewed_at,
                 )
             )
         was = override.review_status
         override.review_note = note.strip()
-        override.reviewed_by = lead
+        override.reviewed_by = actor
         override.reviewed_at = timezone.now()
         override.save(update_fields=["review_note", "reviewed_by", "reviewed_at"])
         transition_record(
             subject=override,
             action="reviewed",
-            actor=lead,
+            actor=actor,
             from_state=was,
             to_state="reviewed",
             reason=override.review_note,

@@ -14,6 +14,7 @@ changed (an incident filed late) is withdrawn and written again, in one transact
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -64,7 +65,7 @@ def _midnight(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-def _weekly_rows(first_monday: date, last_monday: date) -> list[dict]:
+def _weekly_rows(first_monday: date, last_monday: date) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
         cursor.execute(WEEKLY_SQL, {"first": first_monday, "last": last_monday})
         found = cursor.fetchall()
@@ -74,7 +75,7 @@ def _weekly_rows(first_monday: date, last_monday: date) -> list[dict]:
     ]
 
 
-def _rounds_rows(first_day: date, today: date) -> list[dict]:
+def _rounds_rows(first_day: date, today: date) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
         cursor.execute(
             ROUNDS_SQL,
@@ -91,7 +92,7 @@ def _rounds_rows(first_day: date, today: date) -> list[dict]:
     ]
 
 
-def _row(metric: str, system: str, run_id: str, observed_at: datetime, value: int) -> dict:
+def _row(metric: str, system: str, run_id: str, observed_at: datetime, value: int) -> dict[str, Any]:
     return {
         "metric": metric,
         "system": system,

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
@@ -21,11 +22,13 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
+from freeze.models import Component
 from incidents import evidence
 from incidents.models import TIME_FIELDS, BugClass, Incident
 from incidents.services.times import time_order_check
 from incidents.vocabulary import incident_metrics_ensure
 from metrics import ingest
+from metrics.models import System, Workload
 from metrics.services.withdraw import observations_withdraw
 
 MSG_ROLE = "Only a framework engineer or a program lead may {action}."
@@ -50,14 +53,15 @@ EDITABLE = (
 EVIDENCE_FIELDS = ("system", "workload", "bug_class", "severity", *TIME_FIELDS)
 
 
-def incident_writer_check(*, user, action: str = "file or update incidents") -> None:
-    if not (has_role(user, FRAMEWORK_ENGINEERS) or has_role(user, PROGRAM_LEADS)):
+def incident_writer_check(*, actor: User, action: str = "file or update incidents") -> None:
+    """Refuses (PermissionDenied) unless the actor is a framework engineer or a program lead."""
+    if not (has_role(actor, FRAMEWORK_ENGINEERS) or has_role(actor, PROGRAM_LEADS)):
         raise PermissionDenied(MSG_ROLE.format(action=action))
 
 
 def _checklist(
-    bug_class: BugClass, done_steps: list[int] | None, old: list[dict] | None = None
-) -> list[dict]:
+    bug_class: BugClass, done_steps: list[int] | None, old: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """The class's runbook with done flags: from `done_steps` (indices) when given, else kept by step text."""
     steps = [str(step) for step in bug_class.runbook]
     if done_steps is not None:
@@ -81,7 +85,7 @@ def _times(values: dict[str, Any]) -> dict[str, datetime | None]:
     return times
 
 
-def _write_evidence(incident: Incident, user, *, replace: bool) -> None:
+def _write_evidence(incident: Incident, user: User, *, replace: bool) -> None:
     if replace:
         observations_withdraw(
             definition_ids=evidence.active_definition_ids((evidence.MTTR, evidence.MTTD)),
@@ -93,7 +97,7 @@ def _write_evidence(incident: Incident, user, *, replace: bool) -> None:
         ingest.observations_ingest_rows(rows=rows, submitted_by=user, source=evidence.SOURCE)
 
 
-def _notify(incident: Incident, event: str, subject: str, actor) -> None:
+def _notify(incident: Incident, event: str, subject: str, actor: User) -> None:
     users = get_user_model().objects.filter(groups__name=incident.owner_team).exclude(pk=actor.pk).distinct()
     notification_send(
         event=event,
@@ -107,15 +111,15 @@ def _notify(incident: Incident, event: str, subject: str, actor) -> None:
 
 def incident_file(
     *,
-    user,
+    actor: User,
     title: str,
-    system,
-    component,
+    system: System,
+    component: Component,
     bug_class: BugClass,
     severity: str,
     opened_at: datetime,
     detected_at: datetime,
-    workload=None,
+    workload: Workload | None = None,
     mitigated_at: datetime | None = None,
     resolved_at: datetime | None = None,
     troubleshooting: str = "",
@@ -123,8 +127,9 @@ def incident_file(
     link: str = "",
     owner_team: str = "",
 ) -> Incident:
-    """File one incident; filed already resolved (a CSV of past incidents), it writes its evidence too."""
-    incident_writer_check(user=user)
+    """The actor (a framework engineer or program lead) files one incident and is its reporter; filed
+    already resolved (a CSV of past incidents), it writes its evidence too."""
+    incident_writer_check(actor=actor)
     if not title.strip():
         raise ApplicationError(MSG_TITLE, status=400, field="title")
     times = _times(
@@ -148,18 +153,19 @@ def incident_file(
             checklist=_checklist(bug_class, done_steps),
             link=link,
             owner_team=owner_team or component.owner_team,
-            reporter=user,
+            reporter=actor,
         )
-        transition_record(subject=incident, action="filed", actor=user, to_state=incident.state)
-        _write_evidence(incident, user, replace=False)
-        _notify(incident, "incident.filed", f"Incident #{incident.pk} filed: {incident.title}", user)
+        transition_record(subject=incident, action="filed", actor=actor, to_state=incident.state)
+        _write_evidence(incident, actor, replace=False)
+        _notify(incident, "incident.filed", f"Incident #{incident.pk} filed: {incident.title}", actor)
     return incident
 
 
-def incident_update(*, user, incident: Incident, changes: dict[str, Any]) -> Incident:
-    """Change some fields. Setting resolved_at resolves; changing a resolved incident's times, system,
-    workload, class or severity withdraws its mttr/mttd observations and writes them again."""
-    incident_writer_check(user=user)
+def incident_update(*, actor: User, incident: Incident, changes: dict[str, Any]) -> Incident:
+    """The actor (a framework engineer or program lead) changes some fields. Setting resolved_at
+    resolves; changing a resolved incident's times, system, workload, class or severity withdraws its
+    mttr/mttd observations and writes them again."""
+    incident_writer_check(actor=actor)
     unknown = sorted(set(changes) - set(EDITABLE))
     if unknown:
         raise ApplicationError(MSG_UNKNOWN.format(name=unknown[0]), status=400, field=unknown[0])
@@ -189,22 +195,22 @@ def incident_update(*, user, incident: Incident, changes: dict[str, Any]) -> Inc
         transition_record(
             subject=incident,
             action=action,
-            actor=user,
+            actor=actor,
             from_state=old_state,
             to_state=incident.state,
             data={"changed": changed + (["checklist"] if "done_steps" in changes else [])},
         )
         if evidence_changed and (was_resolved or incident.is_resolved):
-            _write_evidence(incident, user, replace=was_resolved)
+            _write_evidence(incident, actor, replace=was_resolved)
         if action != "updated":
             _notify(
-                incident, f"incident.{action}", f"Incident #{incident.pk} {action}: {incident.title}", user
+                incident, f"incident.{action}", f"Incident #{incident.pk} {action}: {incident.title}", actor
             )
     return incident
 
 
-def incident_resolve(*, user, incident: Incident, resolved_at: datetime | None = None) -> Incident:
-    """Resolve now (or at `resolved_at`): the update that sets resolved_at."""
+def incident_resolve(*, actor: User, incident: Incident, resolved_at: datetime | None = None) -> Incident:
+    """Resolve now (or at `resolved_at`): the update that sets resolved_at (same actor rule)."""
     return incident_update(
-        user=user, incident=incident, changes={"resolved_at": resolved_at or timezone.now()}
+        actor=actor, incident=incident, changes={"resolved_at": resolved_at or timezone.now()}
     )

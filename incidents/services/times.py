@@ -19,16 +19,16 @@ def time_order_problems(times: dict[str, datetime | None]) -> list[dict[str, str
     """Each set time against the nearest earlier set time; a future time is refused too."""
     problems = []
     latest = timezone.now() + CLOCK_SKEW
-    previous: str | None = None
+    previous: tuple[str, datetime] | None = None  # the nearest earlier set time: (field, moment)
     for name in TIME_FIELDS:
         moment = times.get(name)
         if moment is None:
             continue
         if moment > latest:
             problems.append({"field": name, "message": MSG_FUTURE.format(field=name)})
-        elif previous is not None and moment < times[previous]:
-            problems.append({"field": name, "message": MSG_ORDER.format(later=name, earlier=previous)})
-        previous = name
+        elif previous is not None and moment < previous[1]:
+            problems.append({"field": name, "message": MSG_ORDER.format(later=name, earlier=previous[0])})
+        previous = (name, moment)
     return problems
 
 

@@ -127,7 +127,7 @@ def test_the_activate_action_reports_the_service_refusal(client, checkpoint):
 def test_an_approved_exception_cannot_be_raised_to_high_risk_in_the_admin(client, lead, engineer):
     ref = freeze_setup(lead)
     exception = submitted_exception(engineer, ref["trainer"], ref["now"])
-    exception = freeze_services.exception_approve(approver=lead, exception=exception)
+    exception = freeze_services.exception_approve(actor=lead, exception=exception)
     assert (exception.status, exception.risk, exception.required_approvals) == ("approved", "low", 1)
     client.force_login(superuser("root", PROGRAM_LEADS, FRAMEWORK_ENGINEERS))
 

@@ -88,14 +88,14 @@ def test_exceptions_awaiting_follow_the_freeze_apps_approver_rule(
     assert link in section(home(client, component_owner), "awaiting")  # owner team of the component
     assert link in section(home(client, lead), "awaiting")  # program leads approve anything
     assert link not in section(home(client, engineer), "awaiting")  # never one's own
-    freeze_services.exception_approve(approver=component_owner, exception=exception)
+    freeze_services.exception_approve(actor=component_owner, exception=exception)
     assert link not in section(home(client, component_owner), "awaiting")
 
 
 def test_my_exceptions_are_the_requesters_open_ones(client, lead, engineer, ref):
     mine = submitted_exception(engineer, ref["trainer"], ref["now"], title="Bump NCCL")
     withdrawn = submitted_exception(engineer, ref["trainer"], ref["now"], title="Old idea")
-    freeze_services.exception_withdraw(requester=engineer, exception=withdrawn)
+    freeze_services.exception_withdraw(actor=engineer, exception=withdrawn)
     html = section(home(client, engineer), "my-exceptions")
     assert "Bump NCCL" in html and f"/freeze/exceptions/{mine.pk}/" in html
     assert "Old idea" not in html

@@ -97,7 +97,7 @@ def test_submitting_an_exception_reaches_every_approver_but_its_author(
 def test_a_decided_exception_reaches_its_requester(lead, engineer, component_owner):
     ref = freeze_setup(lead)
     exception = submitted_exception(engineer, ref["trainer"], ref["now"])
-    freeze_services.exception_approve(approver=component_owner, exception=exception)
+    freeze_services.exception_approve(actor=component_owner, exception=exception)
     notification = Notification.objects.get(event="exception.decided")
     assert receipts_of(notification) == {"engineer"}
     assert notification.link == f"/freeze/exceptions/{exception.pk}/"

@@ -50,13 +50,13 @@ def test_message_is_written_in_the_transaction_and_published_after_commit(
 
 def test_a_rolled_back_change_leaves_no_message():
     with pytest.raises(RuntimeError), transaction.atomic():
-        outbox_add(task="freeze.tasks.create_frontier_window", args=[1])
+        outbox_add(task="freeze.tasks.frontier_window_create", args=[1])
         raise RuntimeError
     assert not OutboxMessage.objects.exists()
 
 
 def test_broker_down_at_commit_keeps_the_message_for_the_sweep(broker_down):
-    message_id = OutboxMessage.objects.create(task="freeze.tasks.create_frontier_window", args=[1]).pk
+    message_id = OutboxMessage.objects.create(task="freeze.tasks.frontier_window_create", args=[1]).pk
     assert outbox_publish(message_ids=[message_id]) == 0  # no exception reaches the request
     message = OutboxMessage.objects.get(pk=message_id)
     assert message.sent_at is None and message.done_at is None
@@ -71,13 +71,13 @@ def test_sweep_resends_unfinished_messages_and_skips_fresh_leased_and_done(setti
     now = timezone.now()
     old = now - timedelta(seconds=120)
     make = OutboxMessage.objects.create
-    lost = make(task="freeze.tasks.create_frontier_window", args=[10**6], sent_at=old, send_count=1)
-    recent = make(task="freeze.tasks.create_frontier_window", args=[10**6], sent_at=now, send_count=1)
+    lost = make(task="freeze.tasks.frontier_window_create", args=[10**6], sent_at=old, send_count=1)
+    recent = make(task="freeze.tasks.frontier_window_create", args=[10**6], sent_at=now, send_count=1)
     leased = make(
-        task="freeze.tasks.create_frontier_window", args=[10**6], sent_at=old, lease_until=now + LEASE
+        task="freeze.tasks.frontier_window_create", args=[10**6], sent_at=old, lease_until=now + LEASE
     )
-    dead = make(task="freeze.tasks.create_frontier_window", args=[10**6], sent_at=old, lease_until=old)
-    done = make(task="freeze.tasks.create_frontier_window", args=[10**6], sent_at=old, done_at=old)
+    dead = make(task="freeze.tasks.frontier_window_create", args=[10**6], sent_at=old, lease_until=old)
+    done = make(task="freeze.tasks.frontier_window_create", args=[10**6], sent_at=old, done_at=old)
     assert outbox_sweep(now=now) == 2  # eager here: sent means run
     finished = set(OutboxMessage.objects.filter(done_at__isnull=False).values_list("pk", flat=True))
     assert finished == {lost.pk, dead.pk, done.pk}
@@ -192,14 +192,14 @@ def _run_failing(monkeypatch, message: OutboxMessage, error: Exception) -> None:
 def test_a_passing_fault_leaves_the_message_for_the_sweep(monkeypatch):
     from django.db import OperationalError
 
-    message = OutboxMessage.objects.create(task="freeze.tasks.create_frontier_window", args=[1])
+    message = OutboxMessage.objects.create(task="freeze.tasks.frontier_window_create", args=[1])
     _run_failing(monkeypatch, message, OperationalError("connection pool timeout"))
     message.refresh_from_db()
     assert message.done_at is None and message.lease_until is not None  # the lease runs out, then a re-send
 
 
 def test_a_real_error_finishes_the_message_with_the_error(monkeypatch):
-    message = OutboxMessage.objects.create(task="freeze.tasks.create_frontier_window", args=[1])
+    message = OutboxMessage.objects.create(task="freeze.tasks.frontier_window_create", args=[1])
     _run_failing(monkeypatch, message, ValueError("no such program"))
     message.refresh_from_db()
     assert message.done_at is not None and message.last_error == "ValueError: no such program"

@@ -171,7 +171,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
     }
     notification = notification_send(event="gate.ready", subject="s", body="b", users=users.values())
     override = freeze_services.override_open(
-        lead=make_user("opener", PROGRAM_LEADS),
+        actor=make_user("opener", PROGRAM_LEADS),
         component=setup["kernels"],
         reason="hotfix",
         ends_at=setup["now"] + timedelta(hours=2),
@@ -187,7 +187,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
         },
     )
     incident = incident_services.incident_file(
-        user=engineer,
+        actor=engineer,
         title="Hang",
         system=System.objects.get(key="rebuilt"),
         component=setup["trainer"],

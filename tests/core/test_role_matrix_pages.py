@@ -168,7 +168,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     ref = freeze_setup(lead)
     program = ref["program"]
     draft = freeze_services.exception_create(
-        requester=engineer,
+        actor=engineer,
         component=ref["trainer"],
         title="draft",
         change="c",
@@ -180,17 +180,17 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     )
     submitted = submitted_exception(engineer, ref["trainer"], ref["now"])
     approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
-    freeze_services.exception_approve(approver=component_owner, exception=approved)
+    freeze_services.exception_approve(actor=component_owner, exception=approved)
     gate = Gate.objects.filter(phase__program=program).order_by("pk").first()
     phase = Phase.objects.get(program=program, status="active")
     migration = program_services.migration_upsert(
         actor=lead, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
     )
     override = freeze_services.override_open(
-        lead=lead2, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
+        actor=lead2, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
     )
     incident = incident_services.incident_file(
-        user=engineer,
+        actor=engineer,
         title="Hang",
         system=program.candidate_system,
         component=ref["trainer"],

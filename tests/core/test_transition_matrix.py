@@ -261,7 +261,7 @@ class Arena:
     def exception_in(self, state):
         now = timezone.now()
         exception = freeze_services.exception_create(
-            requester=self.users["engineer"],
+            actor=self.users["engineer"],
             component=self.ref["trainer"],
             title="Matrix",
             change="c",

@@ -63,5 +63,5 @@ def submitted_exception(engineer, component, now, **changes):
         "change_ends_at": now + timedelta(hours=2),
     }
     values.update(changes)
-    exception = services.exception_create(requester=engineer, component=component, **values)
-    return services.exception_submit(requester=engineer, exception=exception)
+    exception = services.exception_create(actor=engineer, component=component, **values)
+    return services.exception_submit(actor=engineer, exception=exception)

@@ -103,14 +103,14 @@ def test_the_requirement_stays_fixed_at_submission(engineer, component_owner, le
     exception = medium(engineer, ref)
     program_services.program_set_approval_bar(lead=lead, program=ref["program"], weeks=None)
     due_in(100)
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     exception.refresh_from_db()
     assert (exception.status, exception.required_approvals, exception.requires_lead_approval) == (
         "submitted",
         2,
         True,
     )
-    services.exception_approve(approver=lead, exception=exception)
+    services.exception_approve(actor=lead, exception=exception)
     exception.refresh_from_db()
     assert exception.status == "approved"
 
@@ -119,12 +119,12 @@ def test_the_lead_requirement_blocks_completion_until_a_lead_approves(engineer, 
     due_in(10)
     exception = medium(engineer, ref)
     teammate = make_user("teammate", "training-platform")
-    services.exception_approve(approver=component_owner, exception=exception)
-    services.exception_approve(approver=teammate, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
+    services.exception_approve(actor=teammate, exception=exception)
     exception.refresh_from_db()
     assert exception.status == "submitted"  # the count is reached, the lead is not
     assert approval_progress(exception) == "2 of 2 approvals, a program lead still needed"
-    services.exception_approve(approver=lead, exception=exception)
+    services.exception_approve(actor=lead, exception=exception)
     exception.refresh_from_db()
     assert exception.status == "approved"
     assert approval_progress(exception) == "3 of 2 approvals, a program lead among them"
@@ -133,7 +133,7 @@ def test_the_lead_requirement_blocks_completion_until_a_lead_approves(engineer, 
 def test_exception_page_shows_the_rule_and_the_progress(client, engineer, component_owner, ref):
     due_in(10)
     exception = medium(engineer, ref)
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     client.force_login(engineer)
     page = client.get(f"/freeze/exceptions/{exception.pk}/").content.decode()
     assert "1 of 2 approvals, a program lead still needed" in page

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from core.api.plain_json import plain
 from freeze import check_cache, services
-from freeze.api_check import CheckOutput, CheckQuery, check_as_dict, usual_query
+from freeze.api_check import CheckOutput, CheckTextInput, check_as_dict, usual_query
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 from freeze.selectors import freeze_check
 from tests.freeze.factories import freeze_setup, submitted_exception
@@ -104,7 +104,7 @@ def test_a_new_moved_or_deleted_window_is_seen_by_the_next_check(ci, ref):
 def test_an_override_is_seen_by_the_next_check(ci, ref, lead):
     assert decision(ci, "kernels")["decision"] == "forbidden"
     override = services.override_open(
-        lead=lead, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=3)
+        actor=lead, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=3)
     )
     body = decision(ci, "kernels")
     assert body["decision"] == "allowed" and body["override"]["id"] == override.pk
@@ -117,14 +117,15 @@ def test_exception_approval_and_revocation_are_seen_by_the_next_check(
     exception = submitted_exception(engineer, ref["trainer"], now)
     at = (now + timedelta(hours=1, minutes=30)).isoformat()
     assert decision(ci, at=at)["decision"] == "needs_approval"
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     assert decision(ci, at=at)["exception"]["id"] == exception.pk
-    services.exception_revoke(lead=lead, exception=exception, reason="no longer safe")
+    services.exception_revoke(actor=lead, exception=exception, reason="no longer safe")
     assert decision(ci, at=at)["decision"] == "needs_approval"
 
 
 def test_a_new_component_and_a_renamed_program_are_seen_by_the_next_check(ci, ref):
-    assert ci.get(CHECK, {"component": "fresh"}).status_code == 404
+    unknown = ci.get(CHECK, {"component": "fresh"})
+    assert (unknown.status_code, unknown.json()["errors"][0]["field"]) == (400, "component")
     Component.objects.create(key="fresh", name="fresh", layer="tooling", owner_team="x")
     assert decision(ci, "fresh")["level"] == "approval"
     assert decision(ci, "fresh", program=ref["program"].slug)["program"] == ref["program"].slug
@@ -213,12 +214,12 @@ def test_cached_answers_equal_the_database_query_at_every_moment(ref, lead, engi
     ],
 )
 def test_the_usual_query_is_read_as_the_serializer_reads_it(params):
-    """The fast reading of the CI call answers only where CheckQuery would accept the same values."""
+    """The fast reading of the CI call answers only where CheckTextInput would accept the same values."""
     query = QueryDict(mutable=True)
     query.update(params)
     fast = usual_query(query)
     if fast is not None:
-        checked = CheckQuery(data=query)
+        checked = CheckTextInput(data=query)
         assert checked.is_valid(), checked.errors
         assert {key: value for key, value in fast.items() if value is not None} == checked.validated_data
 

@@ -49,7 +49,7 @@ def other_program(lead, ref):
 
 def approved_exception(engineer, approver, ref, component="trainer", **changes):
     exception = submitted_exception(engineer, ref[component], ref["now"], **changes)
-    return services.exception_approve(approver=approver, exception=exception)
+    return services.exception_approve(actor=approver, exception=exception)
 
 
 def test_every_program_s_windows_count_by_default(as_user, viewer, ref, other_program):
@@ -135,7 +135,7 @@ def test_frozen_is_never_lifted_by_an_exception(
 
 def test_an_override_allows_even_a_frozen_component_and_is_named(as_user, viewer, lead, ref):
     override = services.override_open(
-        lead=lead, component=ref["kernels"], reason="NCCL hang", ends_at=ref["now"] + timedelta(hours=3)
+        actor=lead, component=ref["kernels"], reason="NCCL hang", ends_at=ref["now"] + timedelta(hours=3)
     )
     body = check(as_user(viewer), "kernels")
     assert (body["decision"], body["level"]) == ("allowed", "frozen")
@@ -180,7 +180,7 @@ def test_command_lists_windows_exception_and_override(lead, engineer, component_
     assert f"exception: #{exception.pk}" in out
     assert "override: none" in out
     override = services.override_open(
-        lead=lead, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
+        actor=lead, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
     )
     code, out, _ = run("kernels")
     assert code == 0
@@ -201,7 +201,7 @@ def test_override_rows_never_outlive_24_hours(lead, ref):
     """The database keeps the end after the start; the service keeps it within 24 h (tested in
     test_overrides); here: a stored override is in force only inside its span."""
     override = services.override_open(
-        lead=lead, component=ref["trainer"], reason="r", ends_at=ref["now"] + timedelta(hours=1)
+        actor=lead, component=ref["trainer"], reason="r", ends_at=ref["now"] + timedelta(hours=1)
     )
     assert FreezeOverride.objects.get(pk=override.pk).in_force(ref["now"] + timedelta(minutes=30))
     assert not override.in_force(ref["now"] + timedelta(hours=2))

@@ -35,7 +35,7 @@ def cast(db, lead, engineer, component_owner, viewer, django_capture_on_commit_c
     teammate = make_user("teammate", "training-platform")
     with django_capture_on_commit_callbacks(execute=True):
         exception = submitted_exception(engineer, ref["trainer"], ref["now"])
-        services.exception_edit(editor=editor, exception=exception, changes={"change": "c2"})
+        services.exception_edit(actor=editor, exception=exception, changes={"change": "c2"})
     exception = FreezeException.objects.get(pk=exception.pk)
     people = {
         "requester": engineer,
@@ -110,7 +110,7 @@ def test_an_approver_who_decided_leaves_the_queue_and_the_approver_list(cast, le
     exception, people, _ = cast
     FreezeException.objects.filter(pk=exception.pk).update(risk="high", required_approvals=2)
     exception = FreezeException.objects.get(pk=exception.pk)
-    services.exception_approve(approver=people["owner-team member"], exception=exception)
+    services.exception_approve(actor=people["owner-team member"], exception=exception)
     exception = FreezeException.objects.get(pk=exception.pk)
     assert not exceptions_awaiting(people["owner-team member"]).filter(pk=exception.pk).exists()
     assert people["owner-team member"] not in exception_approvers(exception)
@@ -129,7 +129,7 @@ def test_exception_act_serves_the_page_and_the_api_alike(monkeypatch, client, as
     monkeypatch.setattr(services, "exception_act", spy)
     ref = freeze_setup(lead)
     one = services.exception_create(
-        requester=engineer,
+        actor=engineer,
         component=ref["trainer"],
         title="a",
         change="c",

@@ -22,7 +22,7 @@ def ended_and_live(db, lead, engineer, component_owner):
     ended = submitted_exception(engineer, ref["trainer"], ref["now"], title="ended")
     live = submitted_exception(engineer, ref["trainer"], ref["now"], title="live")
     for exception in (ended, live):
-        services.exception_approve(approver=component_owner, exception=exception)
+        services.exception_approve(actor=component_owner, exception=exception)
     FreezeException.objects.filter(pk=ended.pk).update(
         change_starts_at=timezone.now() - timedelta(hours=3),
         change_ends_at=timezone.now() - timedelta(seconds=1),
@@ -63,3 +63,27 @@ def test_the_annotation_and_the_row_in_hand_agree(ended_and_live):
     """with_effective_status (lists, filters, counts) and effective_status (a locked row) are one rule."""
     for exception in FreezeException.objects.with_effective_status():
         assert exception.current_status == exception.effective_status
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"component__key": "no-such"}, "component__key"),
+        ({"window": "999999"}, "window"),
+        ({"risk": "extreme"}, "risk"),
+    ],
+)
+def test_an_unknown_key_in_the_filters_is_a_400_naming_it(as_user, engineer, ended_and_live, params, field):
+    response = as_user(engineer).get(URL, params)
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == [field]
+
+
+def test_the_key_filters_still_filter(as_user, engineer, ended_and_live):
+    ended, live = ended_and_live
+    client = as_user(engineer)
+    both = {row["id"] for row in client.get(URL, {"component__key": "trainer"}).json()["results"]}
+    assert both == {ended.pk, live.pk}
+    assert client.get(URL, {"component__key": "kernels"}).json()["results"] == []
+    in_window = client.get(URL, {"window": live.window_id, "status": "approved"}).json()["results"]
+    assert [row["id"] for row in in_window] == [live.pk]

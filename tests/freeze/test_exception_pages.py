@@ -36,7 +36,7 @@ def _ids(html: str) -> list[int]:
 def test_all_exceptions_filter_on_the_effective_status(client, viewer, engineer, component_owner, ref):
     ended, live = _file(engineer, ref, 2)
     for exception in (ended, live):
-        services.exception_approve(approver=component_owner, exception=exception)
+        services.exception_approve(actor=component_owner, exception=exception)
     FreezeException.objects.filter(pk=ended.pk).update(
         change_starts_at=timezone.now() - timedelta(hours=2),
         change_ends_at=timezone.now() - timedelta(minutes=1),
@@ -64,8 +64,8 @@ def test_all_exceptions_filter_by_component_risk_window_and_requester(client, vi
 
 def test_counts_count_exceptions_not_approvals(client, viewer, engineer, component_owner, lead, ref):
     exception = _file(engineer, ref, 1, risk="high")[0]
-    services.exception_approve(approver=component_owner, exception=exception)
-    services.exception_approve(approver=lead, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
+    services.exception_approve(actor=lead, exception=exception)
     client.force_login(viewer)
     html = client.get(ALL, {"component": "trainer"}).content.decode()
     assert re.search(r'data-status="approved">.*?<span class="count">1<', html)
@@ -75,7 +75,7 @@ def test_all_exceptions_count_each_status_and_page(client, viewer, engineer, ref
     drafts = PAGE_SIZE + 2
     for i in range(drafts):
         services.exception_create(
-            requester=engineer,
+            actor=engineer,
             component=ref["trainer"],
             title=f"d{i}",
             change="c",
@@ -238,7 +238,7 @@ def test_the_page_says_who_may_approve_and_what_is_still_needed(client, engineer
         "2 more approvals from: alice, component_owner (training-platform) or any program lead (lead), at least one of them a program lead."
         in html
     )
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     html = client.get(f"/freeze/exceptions/{exception.pk}/").content.decode()
     assert "1 more approval from a program lead: lead." in html
     assert "component_owner" not in re.search(r'data-testid="may-approve">(.*?)<span', html, re.S).group(1)
@@ -289,7 +289,7 @@ def test_the_exception_page_runs_the_same_queries_for_few_and_many_reviewers(
     its gate metrics, the approver candidates and their groups, the history: twelve, however many
     people are involved."""
     exception = _file(engineer, ref, 1, risk="high")[0]
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     client.force_login(lead)
     client.get(f"/freeze/exceptions/{exception.pk}/")
     with django_assert_num_queries(12):
@@ -297,10 +297,10 @@ def test_the_exception_page_runs_the_same_queries_for_few_and_many_reviewers(
     for i in range(5):
         member = make_user(f"member{i}", "training-platform")
         editor = make_user(f"editor{i}", "framework-engineers")
-        services.exception_edit(editor=editor, exception=exception, changes={"title": f"t{i}"})
+        services.exception_edit(actor=editor, exception=exception, changes={"title": f"t{i}"})
         if i < 2:
             exception.refresh_from_db()
-            services.exception_approve(approver=member, exception=exception)
+            services.exception_approve(actor=member, exception=exception)
     with django_assert_num_queries(12):
         html = client.get(f"/freeze/exceptions/{exception.pk}/").content.decode()
     assert "member4" in html and "editor4" in html

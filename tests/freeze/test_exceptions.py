@@ -245,9 +245,9 @@ def test_two_approvers_at_once_never_produce_two_decisions(lead):
         try:
             barrier.wait()
             if verdict == "approve":
-                services.exception_approve(approver=user, exception=exception)
+                services.exception_approve(actor=user, exception=exception)
             else:
-                services.exception_reject(approver=user, exception=exception, reason="no")
+                services.exception_reject(actor=user, exception=exception, reason="no")
             outcome = "ok"
         except ApplicationError as exc:
             outcome = exc.status

@@ -41,7 +41,11 @@ def test_outside_every_window_everything_is_allowed(as_user, viewer, ref):
 
 
 def test_check_input_errors(as_user, viewer, api, ref):
-    assert as_user(viewer).get(CHECK, {"component": "nope"}).status_code == 404
+    unknown = as_user(viewer).get(CHECK, {"component": "nope"})
+    assert unknown.status_code == 400
+    assert [e["field"] for e in unknown.json()["errors"]] == ["component"]
+    with_at = as_user(viewer).get(CHECK, {"component": "nope", "at": timezone.now().isoformat()})
+    assert (with_at.status_code, with_at.json()["errors"][0]["field"]) == (400, "component")
     assert as_user(viewer).get(CHECK, {}).json()["errors"][0]["field"] == "component"
     assert (
         as_user(viewer).get(CHECK, {"component": "trainer", "at": "soon"}).json()["errors"][0]["field"]

@@ -50,14 +50,14 @@ def approved_on_step_time(engineer, component_owner, ref) -> FreezeException:
         engineer, ref["trainer"], ref["now"], title="NCCL upgrade", affected_metrics=["step-time"]
     )
     OutboxMessage.objects.all().delete()
-    return services.exception_approve(approver=component_owner, exception=exception)
+    return services.exception_approve(actor=component_owner, exception=exception)
 
 
 def test_api_sets_and_shows_affected_metrics_and_names_the_field_for_unknown_keys(as_user, engineer, ref):
     client = as_user(engineer)
     bad = client.post(URL, exception_payload(affected_metrics=["step-time", "no-such"]), format="json")
     assert bad.status_code == 400
-    assert bad.json()["errors"][0]["field"] == "affected_metrics" and "'no-such'" in bad.json()["detail"]
+    assert bad.json()["errors"][0]["field"] == "affected_metrics" and "no-such" in bad.json()["detail"]
     assert not FreezeException.objects.exists()
     made = client.post(URL, exception_payload(affected_metrics=["step-time"]), format="json")
     assert made.status_code == 201 and made.json()["affected_metrics"] == ["step-time"]
@@ -76,8 +76,8 @@ def test_changing_affected_metrics_after_submission_does_not_resubmit(
     as_user, engineer, component_owner, ref
 ):
     exception = submitted_exception(engineer, ref["trainer"], ref["now"], affected_metrics=["step-time"])
-    services.exception_approve(approver=component_owner, exception=exception)
-    services.exception_edit(editor=engineer, exception=exception, changes={"affected_metrics": []})
+    services.exception_approve(actor=component_owner, exception=exception)
+    services.exception_edit(actor=engineer, exception=exception, changes={"affected_metrics": []})
     exception.refresh_from_db()
     assert exception.status == "approved" and not exception.affected_metrics.exists()
 
@@ -102,7 +102,7 @@ def test_approval_reevaluates_only_the_gates_using_its_metrics(engineer, compone
 def test_revocation_reevaluates_and_says_so(engineer, component_owner, lead, ref):
     exception = approved_on_step_time(engineer, component_owner, ref)
     OutboxMessage.objects.all().delete()
-    services.exception_revoke(lead=lead, exception=exception, reason="NCCL hangs on the canary")
+    services.exception_revoke(actor=lead, exception=exception, reason="NCCL hangs on the canary")
     canary = gate(CANARY_EXIT)
     assert queued_gate_ids() == {canary.pk}
     reasons = [t.reason for t in requests(canary.pk)]
@@ -123,7 +123,7 @@ def test_expiry_reevaluates_and_says_so(engineer, component_owner, ref):
 def test_an_exception_never_approved_or_naming_no_metric_reevaluates_nothing(engineer, component_owner, ref):
     unapproved = submitted_exception(engineer, ref["trainer"], ref["now"], affected_metrics=["step-time"])
     plain = submitted_exception(engineer, ref["trainer"], ref["now"], title="plain")
-    services.exception_approve(approver=component_owner, exception=plain)
+    services.exception_approve(actor=component_owner, exception=plain)
     services.exceptions_expire(now=unapproved.change_ends_at + timedelta(seconds=1))
     assert not Transition.objects.filter(action=REEVALUATION_REQUESTED).exists()
     assert not queued_gate_ids()
@@ -165,7 +165,7 @@ def test_gate_page_lists_active_exceptions_touching_its_metrics_in_constant_quer
         change_starts_at=later,
         change_ends_at=later + timedelta(hours=3),
     )
-    services.exception_approve(approver=component_owner, exception=upcoming)
+    services.exception_approve(actor=component_owner, exception=upcoming)
     page = client.get(url).content.decode()
     assert f"#{first.pk} NCCL upgrade" in page and f"#{upcoming.pk} Kernel flags" in page
     assert "upcoming" in page and "touches step-time, training-throughput" in page
@@ -194,6 +194,6 @@ def test_the_real_worker_reevaluates_the_gate_after_an_approval_commits(
     )
     canary = gate(CANARY_EXIT)
     assert not Evaluation.objects.filter(gate=canary).exists()
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     assert wait_for(lambda: Evaluation.objects.filter(gate=canary).exists())
     assert not Evaluation.objects.exclude(gate=canary).exists()

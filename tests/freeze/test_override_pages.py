@@ -25,7 +25,7 @@ def end_fields(when) -> dict:
 
 def opened(lead, ref, component="kernels"):
     return services.override_open(
-        lead=lead, component=ref[component], reason="NCCL hang", ends_at=timezone.now() + timedelta(hours=3)
+        actor=lead, component=ref[component], reason="NCCL hang", ends_at=timezone.now() + timedelta(hours=3)
     )
 
 

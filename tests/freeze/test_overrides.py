@@ -35,7 +35,7 @@ def payload(**changes) -> dict:
 
 def opened(lead, ref, hours: float = 4) -> FreezeOverride:
     return services.override_open(
-        lead=lead, component=ref["kernels"], reason="hotfix", ends_at=timezone.now() + timedelta(hours=hours)
+        actor=lead, component=ref["kernels"], reason="hotfix", ends_at=timezone.now() + timedelta(hours=hours)
     )
 
 
@@ -125,7 +125,7 @@ def test_unreviewed_after_72_hours_is_overdue_and_listed(as_user, viewer, lead, 
         starts_at=timezone.now() - timedelta(hours=73), ends_at=timezone.now() - timedelta(hours=70)
     )
     fresh = opened(lead, ref)
-    reviewed = services.override_review(lead=lead2, override=opened(lead, ref), note="ok")
+    reviewed = services.override_review(actor=lead2, override=opened(lead, ref), note="ok")
     client = as_user(viewer)
     rows = client.get(OVERRIDES, {"awaiting_review": "true"}).json()["results"]
     assert {r["id"]: r["review_status"] for r in rows} == {old.pk: "overdue", fresh.pk: "awaiting"}
@@ -141,10 +141,10 @@ def test_the_list_runs_a_constant_number_of_queries(as_user, viewer, lead, lead2
             assert client.get(OVERRIDES).status_code == 200
         return len(context.captured_queries)
 
-    services.override_review(lead=lead2, override=opened(lead, ref), note="ok")
+    services.override_review(actor=lead2, override=opened(lead, ref), note="ok")
     small = count()
     for _ in range(5):
-        services.override_review(lead=lead2, override=opened(lead, ref), note="ok")
+        services.override_review(actor=lead2, override=opened(lead, ref), note="ok")
         opened(lead, ref)
     assert count() == small
 
@@ -158,18 +158,20 @@ def test_the_list_filters_by_component_and_names_a_bad_one(as_user, viewer, lead
     assert client.get(OVERRIDES, {"component": "trainer"}).json()["results"] == []
     bad = client.get(f"{OVERRIDES}?component=%00")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "component"
+    unknown = client.get(OVERRIDES, {"component": "no-such"})
+    assert unknown.status_code == 400 and unknown.json()["errors"][0]["field"] == "component"
 
 
 def test_overdue_reviews_are_flagged_to_the_leads_once(lead, lead2, ref):
-    from freeze.tasks import warn_overdue_overrides
+    from freeze.tasks import overrides_warn_overdue
 
     old, fresh = opened(lead, ref), opened(lead, ref)
     reviewed = opened(lead, ref)
-    services.override_review(lead=lead2, override=reviewed, note="ok")
+    services.override_review(actor=lead2, override=reviewed, note="ok")
     past = timezone.now() - timedelta(hours=73)
     FreezeOverride.objects.filter(pk__in=[old.pk, reviewed.pk]).update(starts_at=past)
-    assert warn_overdue_overrides() == [old.pk]
-    assert warn_overdue_overrides() == []
+    assert overrides_warn_overdue() == [old.pk]
+    assert overrides_warn_overdue() == []
     notification = Notification.objects.get(event="override.overdue")
     assert set(notification.receipts.values_list("user__username", flat=True)) == {"lead", "lead2"}
     assert Transition.objects.filter(object_id=old.pk, action="overdue").count() == 1

@@ -15,7 +15,7 @@ from tests.freeze.factories import freeze_setup, submitted_exception
 def approved(db, lead, engineer, component_owner):
     ref = freeze_setup(lead)
     exception = submitted_exception(engineer, ref["trainer"], ref["now"])
-    services.exception_approve(approver=component_owner, exception=exception)
+    services.exception_approve(actor=component_owner, exception=exception)
     return exception
 
 

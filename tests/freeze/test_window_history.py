@@ -126,7 +126,7 @@ def grow(ref, lead, engineer, size: int) -> None:
         )
         services.freeze_levels_set(actor=lead, window=ref["window"], levels={f"c{size}-{i}": "open"})
         services.exception_create(
-            requester=engineer,
+            actor=engineer,
             component=Component.objects.get(key="trainer"),
             window=ref["window"],
             title=f"e{i}",

@@ -36,4 +36,4 @@ def file_incident(user, refs: dict, *, system: str = "rebuilt", opened: datetime
         "detected_at": opened + timedelta(hours=1),
     }
     values.update(changes)
-    return services.incident_file(user=user, **values)
+    return services.incident_file(actor=user, **values)

@@ -77,6 +77,14 @@ def test_an_unknown_bug_class_names_the_field(refs, as_user, engineer):
     assert response.json()["errors"][0]["field"] == "bug_class"
 
 
+@pytest.mark.parametrize("path", ["", "mttr/"])
+@pytest.mark.parametrize("field", ["system", "bug_class"])
+def test_an_unknown_key_in_the_filters_is_a_400_naming_it(refs, as_user, viewer, path, field):
+    response = as_user(viewer).get(f"{URL}{path}", {field: "no-such"})
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == [field]
+
+
 def test_a_repeated_idempotency_key_files_once(refs, as_user, engineer):
     client = as_user(engineer)
     body = payload()

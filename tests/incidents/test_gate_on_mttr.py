@@ -44,7 +44,7 @@ def resolve_many(engineer, refs, system: str, hours: list[float]) -> None:
         opened = now - timedelta(days=20 - i, hours=value)
         incident = file_incident(engineer, refs, system=system, opened=opened, detected_at=opened)
         incident_services.incident_resolve(
-            user=engineer, incident=incident, resolved_at=opened + timedelta(hours=value)
+            actor=engineer, incident=incident, resolved_at=opened + timedelta(hours=value)
         )
 
 

@@ -64,3 +64,38 @@ def test_engineer_files_and_resolves_an_incident_and_the_mttr_chart_moves(browse
         page.locator("#mttr-chart").screenshot(path=str(SCREENSHOTS / f"incidents-mttr-chart-{width}.png"))
     finally:
         context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_incidents_list_reads_without_sideways_scrolling(browser, live_server, demo, width):
+    """A table at desktop width; at 390 px each incident is a card (title, then labelled facts), and
+    neither the page nor the table scrolls sideways."""
+    context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        sign_in(page, "engineer")
+        page.goto("/incidents/")
+        table = page.locator("[data-testid=incidents-table]")
+        rows = table.locator("[data-testid=incident-row]")
+        assert rows.count() > 0
+        wrap = table.locator("xpath=..")
+        assert wrap.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        first = rows.first
+        title, state = first.locator("td").nth(0), first.locator("td").nth(1)
+        title_box, state_box = title.bounding_box(), state.bounding_box()
+        if width == 390:
+            assert not table.locator("thead").is_visible()
+            # The title spans the card; the facts sit below it, each under its own label.
+            assert title_box["width"] > 300 and state_box["y"] >= title_box["y"] + title_box["height"] - 1
+            assert state.evaluate("el => getComputedStyle(el, '::before').content") == '"State"'
+        else:
+            assert table.locator("thead").is_visible()
+            assert abs(state_box["y"] - title_box["y"]) < 2  # one row: the cells side by side
+        screenshot(page, f"incidents-list-{width}")
+        top, fourth = table.bounding_box(), rows.nth(min(3, rows.count() - 1)).bounding_box()
+        clip = {"x": 0, "y": top["y"], "width": width, "height": fourth["y"] + fourth["height"] - top["y"]}
+        page.screenshot(path=str(SCREENSHOTS / f"incidents-list-rows-{width}.png"), clip=clip, full_page=True)
+    finally:
+        context.close()

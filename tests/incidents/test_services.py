@@ -63,7 +63,7 @@ def test_each_broken_time_rule_is_named(refs, engineer):
 def test_resolving_writes_mttr_and_mttd_tagged_with_class_and_severity(refs, engineer):
     opened = timezone.now() - timedelta(days=2)
     incident = file_incident(engineer, refs, opened=opened, workload=refs["workload"])
-    services.incident_resolve(user=engineer, incident=incident, resolved_at=opened + timedelta(hours=7.5))
+    services.incident_resolve(actor=engineer, incident=incident, resolved_at=opened + timedelta(hours=7.5))
     assert evidence(incident) == {"mttr": 7.5, "mttd": 1.0}
     row = Observation.objects.get(run_id=f"incident-{incident.pk}", definition__key="mttr")
     assert row.tags == {"bug_class": "communication-hang", "severity": "sev2"}
@@ -79,7 +79,7 @@ def test_editing_a_resolved_incident_rewrites_its_evidence(refs, engineer):
     incident = file_incident(engineer, refs, opened=opened, resolved_at=opened + timedelta(hours=5))
     assert evidence(incident) == {"mttr": 5.0, "mttd": 1.0}
     services.incident_update(
-        user=engineer,
+        actor=engineer,
         incident=incident,
         changes={
             "resolved_at": opened + timedelta(hours=9),
@@ -100,7 +100,7 @@ def test_editing_only_the_notes_leaves_the_evidence_alone(refs, engineer):
         Observation.objects.filter(run_id=f"incident-{incident.pk}").values_list("batch_id", flat=True)
     )
     services.incident_update(
-        user=engineer, incident=incident, changes={"troubleshooting": "Rolled back NCCL."}
+        actor=engineer, incident=incident, changes={"troubleshooting": "Rolled back NCCL."}
     )
     after = set(
         Observation.objects.filter(run_id=f"incident-{incident.pk}").values_list("batch_id", flat=True)
@@ -112,7 +112,7 @@ def test_reopening_withdraws_the_evidence(refs, engineer):
     opened = timezone.now() - timedelta(days=2)
     incident = file_incident(engineer, refs, opened=opened, resolved_at=opened + timedelta(hours=5))
     services.incident_update(
-        user=engineer, incident=incident, changes={"resolved_at": None, "mitigated_at": None}
+        actor=engineer, incident=incident, changes={"resolved_at": None, "mitigated_at": None}
     )
     assert evidence(incident) == {}
     assert transitions_for(incident).last().action == "reopened"
@@ -123,7 +123,7 @@ def test_an_update_breaking_the_order_changes_nothing(refs, engineer):
     incident = file_incident(engineer, refs, opened=opened, resolved_at=opened + timedelta(hours=5))
     with pytest.raises(ApplicationError) as refused:
         services.incident_update(
-            user=engineer, incident=incident, changes={"opened_at": opened + timedelta(hours=6)}
+            actor=engineer, incident=incident, changes={"opened_at": opened + timedelta(hours=6)}
         )
     assert [e["field"] for e in refused.value.errors] == ["detected_at"]
     incident.refresh_from_db()
@@ -134,7 +134,7 @@ def test_an_update_breaking_the_order_changes_nothing(refs, engineer):
 def test_a_checklist_step_beyond_the_runbook_is_refused(refs, engineer):
     incident = file_incident(engineer, refs)
     with pytest.raises(ApplicationError) as refused:
-        services.incident_update(user=engineer, incident=incident, changes={"done_steps": [99]})
+        services.incident_update(actor=engineer, incident=incident, changes={"done_steps": [99]})
     assert refused.value.errors[0]["field"] == "done_steps"
 
 

@@ -24,7 +24,7 @@ class Command(BaseCommand):
         if reporter is None:
             raise CommandError(f"No user '{user}'.")
         try:
-            incidents = incidents_import(user=reporter, body=file.read_bytes())
+            incidents = incidents_import(actor=reporter, body=file.read_bytes())
         except PermissionDenied as exc:
             raise CommandError(str(exc)) from exc
         except ApplicationError as exc:
