@@ -82,7 +82,7 @@ def notification_send(
             )
     Delivery.objects.bulk_create(deliveries)
     for delivery in deliveries:
-        outbox_add(task="core.tasks.deliver_notification", args=[str(delivery.id)])
+        outbox_add(task="core.tasks.notification_deliver", args=[str(delivery.id)])
     return notification
 
 

@@ -15,7 +15,7 @@ from standardwebhooks.webhooks import Webhook
 
 from core.models import Delivery, WebhookEndpoint
 from core.notifications import notification_send
-from core.tasks import deliver_notification
+from core.tasks import notification_deliver
 from tests.conftest import wait_for
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -100,8 +100,8 @@ def test_failing_webhook_is_retried_with_backoff_then_delivered_once(celery_work
     assert mail.outbox[0].body == "Decided by lead.\n\nhttps://tracker.example.com/programs/gates/7/"
 
     # A redelivered message (the broker handing the same task out again) sends nothing more.
-    deliver_notification.delay(str(webhook.id))
-    deliver_notification.delay(str(email.id))
+    notification_deliver.delay(str(webhook.id))
+    notification_deliver.delay(str(email.id))
     time.sleep(1.5)
     assert len(receiver.requests) == 2
     assert Delivery.objects.get(id=webhook.id).attempts == 2
