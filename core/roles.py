@@ -1,4 +1,5 @@
-"""Roles are Django groups (DESIGN.md §2). Services ask these helpers; nothing else hard-codes names."""
+"""Roles are Django groups (docs/architecture.md, "Roles and permissions"). Services ask these helpers;
+nothing else hard-codes names."""
 
 from __future__ import annotations
 
