@@ -1,4 +1,4 @@
-"""The transactional outbox, one step at a time (the real-worker fault tests are in test_faults_worker)."""
+"""The transactional outbox, one step at a time (the real-worker fault tests are in tests/core/faults/)."""
 
 from __future__ import annotations
 
