@@ -2,7 +2,7 @@ from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from core import views as core_views
@@ -10,7 +10,7 @@ from core.api.auth import MeView, TokenObtainView
 from core.telemetry.views import metrics_scrape
 from metrics.api_otlp import OtlpMetricsReceiver
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
     path("auth/me/", MeView.as_view(), name="auth-me"),
     path("", include("freeze.api_urls")),

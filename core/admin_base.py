@@ -8,10 +8,11 @@ hands the form's data to its service and shows the service's refusal on the form
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from functools import partial
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import transaction
 from django.db.models import Model, ProtectedError, RestrictedError
 from django.forms import ModelForm
@@ -54,6 +55,23 @@ class ReadOnlyTabularInline(NoWrites, admin.TabularInline):
     show_change_link = False
 
 
+class ServiceSaveForm(ModelForm):
+    """The add/change form of a `ServiceSaveAdmin`: its last validation step saves through the service."""
+
+    # Set by ServiceSaveAdmin.get_form on the form class it builds for one request (a new class each time).
+    save_through_service: ClassVar[Callable[[ModelForm], Model]]
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        if not self.is_bound or self.errors:
+            return
+        try:
+            with transaction.atomic():
+                self.instance = type(self).save_through_service(self)
+        except REFUSALS as exc:
+            _refusal_to_form(self, exc)
+
+
 class ServiceSaveAdmin(admin.ModelAdmin):
     """An admin whose add/change form saves through a service, never through `Model.save()`.
 
@@ -64,26 +82,20 @@ class ServiceSaveAdmin(admin.ModelAdmin):
     subclass routes it through a service too.
     """
 
+    form = ServiceSaveForm
+
     def service_save(self, request: HttpRequest, form: ModelForm, change: bool) -> Model:
         """Call the service with the form's cleaned data and return the saved object."""
         raise NotImplementedError
 
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs):
-        base = super().get_form(request, obj, change=change, **kwargs)
-        model_admin = self
-
-        class ServiceForm(base):
-            def _post_clean(self) -> None:
-                super()._post_clean()
-                if self.errors:
-                    return
-                try:
-                    with transaction.atomic():
-                        self.instance = model_admin.service_save(request, self, change)
-                except REFUSALS as exc:
-                    _refusal_to_form(self, exc)
-
-        return ServiceForm
+    def get_form(
+        self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any
+    ) -> type[ModelForm]:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if not issubclass(form, ServiceSaveForm):
+            raise ImproperlyConfigured(f"{type(self).__name__}.form must be a ServiceSaveForm")
+        form.save_through_service = partial(self.service_save, request, change=change)
+        return form
 
     def save_model(self, request: HttpRequest, obj: Model, form: ModelForm, change: bool) -> None:
         """The service saved the object while the form was validated."""

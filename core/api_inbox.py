@@ -77,7 +77,7 @@ class NotificationRead(APIView):
     @idempotent
     def post(self, request, pk):
         receipt = get_object_or_404(_mine(request.user), notification_id=pk)
-        receipt_read(user=request.user, receipt=receipt)
+        receipt_read(actor=request.user, receipt=receipt)
         receipt.refresh_from_db(fields=["read_at"])
         return Response(NotificationOutput(receipt).data)
 
@@ -95,4 +95,4 @@ class NotificationsReadAll(APIView):
     )
     @idempotent
     def post(self, request):
-        return Response({"marked": receipts_read_all(user=request.user)})
+        return Response({"marked": receipts_read_all(actor=request.user)})

@@ -1,4 +1,5 @@
-"""Demo users: one per role (DESIGN.md §2), all with the same printed password."""
+"""Demo users: one per role (docs/architecture.md, "Roles and permissions"), all with the same printed
+password."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from core.errors import ApplicationError
 from core.models import IdempotencyRecord
 
 HEADER = "Idempotency-Key"
-MAX_KEY_LENGTH = IdempotencyRecord._meta.get_field("key").max_length
+MAX_KEY_LENGTH = IdempotencyRecord.KEY_MAX_LENGTH
 REPLAY_HEADER = "Idempotent-Replay"
 
 MSG_KEY_TOO_LONG = f"Idempotency-Key is at most {MAX_KEY_LENGTH} characters."

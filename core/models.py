@@ -127,9 +127,11 @@ class Delivery(models.Model):
 class IdempotencyRecord(models.Model):
     """The first answer to a request sent with an Idempotency-Key, replayed for repeats."""
 
+    KEY_MAX_LENGTH = 200
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     scope = models.CharField(max_length=100)
-    key = models.CharField(max_length=200)
+    key = models.CharField(max_length=KEY_MAX_LENGTH)
     request_hash = models.CharField(max_length=64)
     response_status = models.PositiveSmallIntegerField()
     response_body = models.JSONField()

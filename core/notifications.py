@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import orjson
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db.models import F, Q
 from django.utils import timezone
@@ -52,7 +52,7 @@ def notification_send(
     body: str,
     link: str = "",
     payload: dict[str, Any] | None = None,
-    users: Iterable[AbstractBaseUser] = (),
+    users: Iterable[User | None] = (),
     recipients: Iterable[str] = (),
 ) -> Notification:
     """Create a notification with one delivery per channel; deliveries start after the commit.
@@ -82,7 +82,7 @@ def notification_send(
             )
     Delivery.objects.bulk_create(deliveries)
     for delivery in deliveries:
-        outbox_add(task="core.tasks.deliver_notification", args=[str(delivery.id)])
+        outbox_add(task="core.tasks.notification_deliver", args=[str(delivery.id)])
     return notification
 
 
@@ -107,7 +107,9 @@ def delivery_attempt(*, delivery_id: str) -> bool:
     if not claimed:
         current = Delivery.objects.filter(id=delivery_id).values("status", "claimed_at").first()
         if current and current["status"] == Delivery.Status.SENDING:
-            raise DeliveryBusy(max((current["claimed_at"] + lease - now).total_seconds(), 1.0))
+            # The claim sets claimed_at with the status; a row without one waits a whole lease.
+            claimed_at = current["claimed_at"] or now
+            raise DeliveryBusy(max((claimed_at + lease - now).total_seconds(), 1.0))
         return False
     delivery = Delivery.objects.select_related("notification", "endpoint").get(id=delivery_id)
     try:
@@ -142,6 +144,8 @@ def _send_email(delivery: Delivery) -> None:
 def _send_webhook(delivery: Delivery) -> None:
     notification = delivery.notification
     endpoint = delivery.endpoint
+    if endpoint is None:  # deleting an endpoint deletes its deliveries: only a hand-made row lacks one
+        raise DeliveryFailed("a webhook delivery without an endpoint")
     body = orjson.dumps(
         {
             "type": notification.event,

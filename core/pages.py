@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
 from core.roles import ROLE_LABELS, has_role
@@ -17,7 +17,7 @@ def role_refusal(groups: tuple[str, ...], action: str) -> str:
     return f"Only {names} may {action}."
 
 
-def require_any_role(user: AbstractBaseUser | AnonymousUser, groups: tuple[str, ...], action: str) -> None:
+def require_any_role(user: User | AnonymousUser, groups: tuple[str, ...], action: str) -> None:
     if not any(has_role(user, group) for group in groups):
         raise PermissionDenied(role_refusal(groups, action))
 

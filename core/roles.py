@@ -1,13 +1,17 @@
-"""Roles are Django groups (DESIGN.md §2). Services ask these helpers; nothing else hard-codes names."""
+"""Roles are Django groups (docs/architecture.md, "Roles and permissions"). Services ask these helpers;
+nothing else hard-codes names."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
 PROGRAM_LEADS = "program-leads"
 FRAMEWORK_ENGINEERS = "framework-engineers"
 METRIC_OWNERS = "metric-owners"
+
+# The attribute of a user object that keeps its group names once fetched.
+_GROUP_NAMES_CACHE = "_group_names_cache"
 
 ROLE_GROUPS = (PROGRAM_LEADS, FRAMEWORK_ENGINEERS, METRIC_OWNERS)
 ROLE_LABELS = {
@@ -17,26 +21,27 @@ ROLE_LABELS = {
 }
 
 
-def group_names(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
+def group_names(user: User | AnonymousUser) -> frozenset[str]:
     """The user's group names, fetched once per user object."""
     if not user.is_authenticated:
         return frozenset()
-    cached = getattr(user, "_group_names_cache", None)
+    cached: frozenset[str] | None = getattr(user, _GROUP_NAMES_CACHE, None)
     if cached is None:
         cached = frozenset(user.groups.values_list("name", flat=True))
-        user._group_names_cache = cached
+        # Kept on the object, not in a table keyed by pk: a user loaded again sees its groups afresh.
+        setattr(user, _GROUP_NAMES_CACHE, cached)
     return cached
 
 
-def has_role(user: AbstractBaseUser | AnonymousUser, group: str) -> bool:
+def has_role(user: User | AnonymousUser, group: str) -> bool:
     return group in group_names(user)
 
 
-def in_team(user: AbstractBaseUser | AnonymousUser, team: str) -> bool:
+def in_team(user: User | AnonymousUser, team: str) -> bool:
     """Owner teams (of workloads, metrics, components) are groups too."""
     return bool(team) and team in group_names(user)
 
 
-def require_role(user: AbstractBaseUser | AnonymousUser, group: str, action: str) -> None:
+def require_role(user: User | AnonymousUser, group: str, action: str) -> None:
     if not has_role(user, group):
         raise PermissionDenied(f"Only a {ROLE_LABELS.get(group, group)} may {action}.")

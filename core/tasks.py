@@ -3,7 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from core.heartbeat import heartbeat_record
+from core.heartbeat import heartbeat_record as record
 from core.idempotency import idempotency_records_purge as purge
 from core.notifications import DeliveryBusy, DeliveryFailed, delivery_attempt
 from core.outbox import outbox_sweep as sweep
@@ -19,7 +19,7 @@ from core.outbox import queue_options
     max_retries=settings.NOTIFICATION_MAX_RETRIES,
     **queue_options("notifications"),
 )
-def deliver_notification(self, delivery_id: str) -> bool:
+def notification_deliver(self, delivery_id: str) -> bool:
     try:
         return delivery_attempt(delivery_id=delivery_id)
     except DeliveryBusy as busy:
@@ -39,7 +39,7 @@ def idempotency_records_purge() -> int:
 
 
 @shared_task(bind=True, ignore_result=True, expires=60, **queue_options("celery"))
-def heartbeat(self) -> None:
+def heartbeat_record(self) -> None:
     """Sent by beat every HEARTBEAT_SECONDS; the row it writes shows on /healthz that both processes live.
     Not an outbox task: a lost beat is replaced by the next one, there is nothing to retry."""
-    heartbeat_record(worker=self.request.hostname or "")
+    record(worker=self.request.hostname or "")

@@ -6,7 +6,8 @@ on `FreezeException` — and its services ask `require_state` before they lock a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
+from typing import Any, Protocol
 
 from core.errors import ApplicationError
 
@@ -34,6 +35,12 @@ def require_state(
     raise ApplicationError(message)
 
 
-def fsm_sources(method: Callable) -> frozenset[str]:
+class FsmTransition(Protocol):
+    """A method decorated with django-fsm's `transition`, which hangs its metadata on the function."""
+
+    _django_fsm: Any  # django_fsm.FSMMeta (django-fsm ships no type information)
+
+
+def fsm_sources(method: FsmTransition) -> frozenset[str]:
     """The states a django-fsm transition method may start from: its `source=` list."""
     return frozenset(method._django_fsm.transitions)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
-from django.http import HttpResponseServerError, JsonResponse
+from django.http import HttpRequest, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import never_cache
@@ -18,7 +18,7 @@ from core.heartbeat import heartbeat_status
 @login_not_required
 @never_cache
 @require_GET
-def healthz(request):
+def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness for load balancers: the database always, the broker when one is configured. The
     worker and beat heartbeat is reported but never fails the check (core.heartbeat)."""
     checks: dict[str, str] = {}

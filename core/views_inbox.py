@@ -41,7 +41,7 @@ def notification_list(request):
 def notification_open(request, pk: int):
     """Opening a notification marks it read and goes to the object it links to."""
     receipt = get_object_or_404(_mine(request), notification_id=pk)
-    receipt_read(user=request.user, receipt=receipt)
+    receipt_read(actor=request.user, receipt=receipt)
     target = _local(request, receipt.notification.link)
     if target is None:
         messages.info(request, f"“{receipt.notification.subject}” links to no page; marked as read.")
@@ -52,7 +52,7 @@ def notification_open(request, pk: int):
 @require_POST
 def notification_read(request, pk: int):
     receipt = get_object_or_404(_mine(request), notification_id=pk)
-    if receipt_read(user=request.user, receipt=receipt):
+    if receipt_read(actor=request.user, receipt=receipt):
         messages.success(request, f"Marked “{receipt.notification.subject}” as read.")
     else:
         messages.info(request, f"“{receipt.notification.subject}” was read already.")
@@ -61,7 +61,7 @@ def notification_read(request, pk: int):
 
 @require_POST
 def notifications_read_all(request):
-    count = receipts_read_all(user=request.user)
+    count = receipts_read_all(actor=request.user)
     if count:
         messages.success(request, f"Marked {count} notification{'s' if count != 1 else ''} as read.")
     else:

@@ -15,7 +15,7 @@ from django.utils import timezone
 from core.models import NotificationReceipt
 from core.roles import PROGRAM_LEADS, has_role
 from freeze.models import FreezeException
-from freeze.selectors import exceptions_awaiting, exceptions_list
+from freeze.selectors_exceptions import exceptions_awaiting, exceptions_list
 from program.models import Gate, Program
 
 # Each list shows this many rows; one more is fetched to know whether to link to the full list.

@@ -274,10 +274,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A worker without -Q consumes all of them. Tasks not named in the routes go to "celery".
 CELERY_TASK_QUEUES = [Queue(name) for name in ("notifications", "evaluation", "ingest", "celery")]
 CELERY_TASK_ROUTES = {
-    "core.tasks.deliver_notification": {"queue": "notifications"},
-    "program.tasks.evaluate_gate": {"queue": "evaluation"},
-    "program.tasks.evaluate_open_gates": {"queue": "evaluation"},
-    "metrics.tasks.pull_prometheus": {"queue": "ingest"},
+    "core.tasks.notification_deliver": {"queue": "notifications"},
+    "program.tasks.gate_evaluate": {"queue": "evaluation"},
+    "program.tasks.gates_evaluate_open": {"queue": "evaluation"},
+    "metrics.tasks.pull_sources_scrape": {"queue": "ingest"},
     "metrics.tasks.rollups_refresh": {"queue": "ingest"},
     "metrics.tasks.rollups_rebuild": {"queue": "ingest"},
 }
@@ -304,31 +304,34 @@ OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
 # acts again). A day covers every retry policy a script or CI job uses.
 IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
-# Beat sends core.tasks.heartbeat this often; /healthz calls the background stale after 3 missed beats.
+# Beat sends core.tasks.heartbeat_record this often; /healthz calls the background stale after 3 missed beats.
 HEARTBEAT_SECONDS = env.int("HEARTBEAT_SECONDS", default=30)
-# Every periodic schedule lives here.
 # Prometheus pull sources (metrics.PullSource): how often beat pulls them, how long one query may take,
 # and how far back a source's first pull reaches (later pulls start where the last one ended).
 PROMETHEUS_PULL_SECONDS = env.int("PROMETHEUS_PULL_SECONDS", default=60)
 PROMETHEUS_PULL_TIMEOUT_SECONDS = env.float("PROMETHEUS_PULL_TIMEOUT_SECONDS", default=10.0)
 PROMETHEUS_PULL_FIRST_LOOKBACK = env.int("PROMETHEUS_PULL_FIRST_LOOKBACK", default=3600)
 
+# Every periodic schedule lives here, each entry named after its task (the task's name with dashes).
 CELERY_BEAT_SCHEDULE: dict = {
-    "heartbeat": {"task": "core.tasks.heartbeat", "schedule": float(HEARTBEAT_SECONDS)},
+    "heartbeat-record": {"task": "core.tasks.heartbeat_record", "schedule": float(HEARTBEAT_SECONDS)},
     "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
-    "purge-idempotency-records": {
+    "idempotency-records-purge": {
         "task": "core.tasks.idempotency_records_purge",
         "schedule": crontab(minute=23),
     },
-    "evaluate-open-gates": {"task": "program.tasks.evaluate_open_gates", "schedule": crontab(minute="*/15")},
-    "expire-exceptions": {"task": "freeze.tasks.expire_exceptions", "schedule": crontab(minute="*/5")},
-    "warn-expiring-exceptions": {
-        "task": "freeze.tasks.warn_expiring_exceptions",
+    "gates-evaluate-open": {"task": "program.tasks.gates_evaluate_open", "schedule": crontab(minute="*/15")},
+    "exceptions-expire": {"task": "freeze.tasks.exceptions_expire", "schedule": crontab(minute="*/5")},
+    "exceptions-warn-expiring": {
+        "task": "freeze.tasks.exceptions_warn_expiring",
         "schedule": crontab(minute=7),
     },
-    "warn-overdue-overrides": {"task": "freeze.tasks.warn_overdue_overrides", "schedule": crontab(minute=37)},
+    "overrides-warn-overdue": {"task": "freeze.tasks.overrides_warn_overdue", "schedule": crontab(minute=37)},
     "feeds-check-stale": {"task": "metrics.tasks.feeds_check_stale", "schedule": crontab(minute="*/10")},
-    "pull-prometheus": {"task": "metrics.tasks.pull_prometheus", "schedule": float(PROMETHEUS_PULL_SECONDS)},
+    "pull-sources-scrape": {
+        "task": "metrics.tasks.pull_sources_scrape",
+        "schedule": float(PROMETHEUS_PULL_SECONDS),
+    },
     # Daily, though partitions are made three months ahead: a few missed days change nothing.
     "observations-partitions-create": {
         "task": "metrics.tasks.observations_partitions_create",

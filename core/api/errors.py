@@ -24,10 +24,10 @@ class PayloadTooLarge(exceptions.APIException):
     default_code = "payload_too_large"
 
 
-def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str | None]]:
     """Turn DRF's nested error dict/list into [{"field": "observations.3.value", "message": ...}]."""
     if isinstance(detail, dict):
-        out: list[dict[str, str]] = []
+        out: list[dict[str, str | None]] = []
         for key, value in detail.items():
             name = prefix if key in (NON_FIELD, "__all__") else (f"{prefix}.{key}" if prefix else str(key))
             out.extend(flatten_errors(value, name))
@@ -74,9 +74,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | JsonResponse 
         errors = flatten_errors(exc.detail)
         response.data = error_body(_first_message(errors), "invalid", errors)
     else:
-        detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
+        message = str(exc.detail) if isinstance(exc, exceptions.APIException) else str(exc)
         code = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
-        response.data = error_body(str(detail), code if isinstance(code, str) else "error")
+        response.data = error_body(message, code if isinstance(code, str) else "error")
     return response
 
 

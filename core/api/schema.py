@@ -50,7 +50,9 @@ class ErrorOutput(serializers.Serializer):
 
     detail = serializers.CharField()
     code = serializers.CharField()
-    errors = ErrorItem(many=True)
+    # A field named like Serializer.errors: DRF's metaclass moves declared fields into _declared_fields,
+    # so the class keeps its `errors` property; the stub cannot know that.
+    errors = ErrorItem(many=True)  # type: ignore[assignment]
 
 
 class AutoSchema(openapi.AutoSchema):

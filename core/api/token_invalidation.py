@@ -37,10 +37,12 @@ def _membership_changed(sender, action, **kwargs) -> None:
 
 def connect() -> None:
     user_model = get_user_model()
-    for model in (Token, Group, Permission):
-        post_save.connect(auth_changed, sender=model, dispatch_uid=f"auth_cache.save.{model.__name__}")
-    for model in (Token, Group, Permission, user_model):
-        post_delete.connect(auth_changed, sender=model, dispatch_uid=f"auth_cache.delete.{model.__name__}")
+    for saved in (Token, Group, Permission):
+        post_save.connect(auth_changed, sender=saved, dispatch_uid=f"auth_cache.save.{saved.__name__}")
+    for deleted in (Token, Group, Permission, user_model):
+        post_delete.connect(
+            auth_changed, sender=deleted, dispatch_uid=f"auth_cache.delete.{deleted.__name__}"
+        )
     post_save.connect(_user_saved, sender=user_model, dispatch_uid="auth_cache.save.user")
     for through in (
         user_model.groups.through,

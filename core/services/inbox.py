@@ -3,22 +3,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from core.models import NotificationReceipt
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def receipt_read(*, user, receipt: NotificationReceipt) -> bool:
-    """Mark one of the user's notifications read. False if it was read already. The conditional
-    update makes two clicks at once harmless: the first sets read_at, the second changes nothing."""
-    if receipt.user_id != user.pk:
+
+def receipt_read(*, actor: User, receipt: NotificationReceipt) -> bool:
+    """Mark one of the actor's notifications read. False if it was read already. No role: any signed-in
+    user, but only in their own inbox. The conditional update makes two clicks at once harmless: the
+    first sets read_at, the second changes nothing."""
+    if receipt.user_id != actor.pk:
         raise PermissionDenied("This notification is in someone else's inbox.")
     return bool(
         NotificationReceipt.objects.filter(pk=receipt.pk, read_at__isnull=True).update(read_at=timezone.now())
     )
 
 
-def receipts_read_all(*, user) -> int:
-    """Mark every unread notification of the user read; returns how many were unread."""
-    return NotificationReceipt.objects.filter(user=user, read_at__isnull=True).update(read_at=timezone.now())
+def receipts_read_all(*, actor: User) -> int:
+    """Mark every unread notification of the actor read; returns how many were unread. No role: any
+    signed-in user, in their own inbox only."""
+    return NotificationReceipt.objects.filter(user=actor, read_at__isnull=True).update(read_at=timezone.now())

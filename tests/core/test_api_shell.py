@@ -5,9 +5,11 @@ from rest_framework.authtoken.models import Token
 from tests.conftest import PASSWORD
 
 
-def assert_error_shape(body, status_code=None):
+def assert_error_shape(body):
+    """The one API error shape (core/api/errors.py); each caller checks the status code itself."""
     assert set(body) >= {"detail", "code", "errors"}, body
     assert isinstance(body["detail"], str) and body["detail"]
+    assert isinstance(body["code"], str) and body["code"]
     assert isinstance(body["errors"], list)
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from core.heartbeat import NAME, heartbeat_status
 from core.models import Heartbeat
-from core.tasks import heartbeat
+from core.tasks import heartbeat_record
 
 pytestmark = pytest.mark.django_db
 
@@ -23,17 +23,17 @@ def with_broker(settings):
 
 
 def test_the_task_records_when_and_where_it_ran():
-    heartbeat.delay()  # in-process here (no worker): the host is this machine's name
+    heartbeat_record.delay()  # in-process here (no worker): the host is this machine's name
     first = Heartbeat.objects.get(name=NAME)
     assert first.worker
     assert timezone.now() - first.at < timedelta(seconds=5)
-    heartbeat.delay()
+    heartbeat_record.delay()
     assert Heartbeat.objects.get().at > first.at  # one row, moved forward
 
 
 def test_is_scheduled_by_beat(settings):
-    entry = settings.CELERY_BEAT_SCHEDULE["heartbeat"]
-    assert entry["task"] == heartbeat.name
+    entry = settings.CELERY_BEAT_SCHEDULE["heartbeat-record"]
+    assert entry["task"] == heartbeat_record.name
     assert entry["schedule"] == settings.HEARTBEAT_SECONDS
 
 

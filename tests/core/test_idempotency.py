@@ -239,7 +239,7 @@ def test_answers_older_than_the_retention_are_purged(as_user, lead, settings):
 
 
 def test_the_purge_runs_on_the_beat_schedule(settings):
-    assert settings.CELERY_BEAT_SCHEDULE["purge-idempotency-records"]["task"] == (
+    assert settings.CELERY_BEAT_SCHEDULE["idempotency-records-purge"]["task"] == (
         "core.tasks.idempotency_records_purge"
     )
 

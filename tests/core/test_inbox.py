@@ -230,6 +230,6 @@ def test_the_service_refuses_to_mark_someone_elses_notification(lead, viewer):
 
     (receipt,) = send_to(lead, 1)
     with pytest.raises(PermissionDenied):
-        receipt_read(user=viewer, receipt=receipt)
-    assert receipt_read(user=lead, receipt=receipt) is True
-    assert receipt_read(user=lead, receipt=receipt) is False  # a second click changes nothing
+        receipt_read(actor=viewer, receipt=receipt)
+    assert receipt_read(actor=lead, receipt=receipt) is True
+    assert receipt_read(actor=lead, receipt=receipt) is False  # a second click changes nothing

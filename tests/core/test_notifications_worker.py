@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from celery.signals import task_postrun
 from django.core import mail
 from django.db import transaction
 from django.test import override_settings
@@ -15,7 +17,7 @@ from standardwebhooks.webhooks import Webhook
 
 from core.models import Delivery, WebhookEndpoint
 from core.notifications import notification_send
-from core.tasks import deliver_notification
+from core.tasks import notification_deliver
 from tests.conftest import wait_for
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -46,6 +48,22 @@ class FlakyReceiver:
 
     def close(self) -> None:
         self.server.shutdown()
+
+
+@contextmanager
+def worker_runs() -> Iterator[dict[str, tuple[str, object]]]:
+    """The worker's own account of the tasks it finishes meanwhile: task id -> (state, return value).
+    The test worker runs in a thread of this process, so its task_postrun signal is seen here."""
+    finished: dict[str, tuple[str, object]] = {}
+
+    def record(task_id=None, state=None, retval=None, **kwargs):
+        finished[task_id] = (state, retval)
+
+    task_postrun.connect(record, weak=False)
+    try:
+        yield finished
+    finally:
+        task_postrun.disconnect(record)
 
 
 @pytest.fixture
@@ -99,12 +117,16 @@ def test_failing_webhook_is_retried_with_backoff_then_delivered_once(celery_work
     assert wait_for(lambda: Delivery.objects.get(id=email.id).status == Delivery.Status.DELIVERED)
     assert mail.outbox[0].body == "Decided by lead.\n\nhttps://tracker.example.com/programs/gates/7/"
 
-    # A redelivered message (the broker handing the same task out again) sends nothing more.
-    deliver_notification.delay(str(webhook.id))
-    deliver_notification.delay(str(email.id))
-    time.sleep(1.5)
+    # A redelivered message (the broker handing the same task out again) sends nothing more. Waiting for
+    # the worker to report both runs finished is what makes the counts below mean something.
+    with worker_runs() as finished:
+        redelivered = [notification_deliver.delay(str(delivery.id)).id for delivery in (webhook, email)]
+        assert wait_for(lambda: all(task_id in finished for task_id in redelivered))
+    assert [finished[task_id] for task_id in redelivered] == [("SUCCESS", False)] * 2  # False: sent already
     assert len(receiver.requests) == 2
+    assert len(mail.outbox) == 1
     assert Delivery.objects.get(id=webhook.id).attempts == 2
+    assert Delivery.objects.get(id=email.id).attempts == 1
 
 
 @pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The transactional outbox, one step at a time (the real-worker fault tests are in test_faults_worker)."""
+"""The transactional outbox, one step at a time (the real-worker fault tests are in tests/core/faults/)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_message_is_written_in_the_transaction_and_published_after_commit(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         notification_send(event="gate.ready", subject="Gate ready", body="b", recipients=["a@example.com"])
     message = OutboxMessage.objects.get()
-    assert message.task == "core.tasks.deliver_notification"
+    assert message.task == "core.tasks.notification_deliver"
     assert message.sent_at is None and mailoutbox == []
     callbacks[0]()  # the commit: without a broker the task runs in-process
     message.refresh_from_db()
@@ -102,7 +102,7 @@ def test_finished_message_is_not_run_again(mailoutbox):
     assert len(mailoutbox) == 1
     # Even if its delivery looked undone, a finished message published again does nothing.
     Delivery.objects.update(status=Delivery.Status.PENDING)
-    message_task = app.tasks["core.tasks.deliver_notification"]
+    message_task = app.tasks["core.tasks.notification_deliver"]
     message_task.apply(args=[str(Delivery.objects.get().pk)], kwargs={"outbox_id": message.pk})
     assert len(mailoutbox) == 1
 
@@ -132,7 +132,7 @@ def test_one_waiting_evaluation_per_gate(lead):
     with transaction.atomic():
         assert gates_evaluate_for_definitions() == undecided
         assert gates_evaluate_for_definitions() == 0  # joined the waiting ones
-    assert OutboxMessage.objects.filter(task="program.tasks.evaluate_gate").count() == undecided
+    assert OutboxMessage.objects.filter(task="program.tasks.gate_evaluate").count() == undecided
     gate = Gate.objects.filter(status__in=Gate.UNDECIDED).first()
     waiting = OutboxMessage.objects.get(key=f"gate-evaluate:{gate.pk}")
     # Once started it has read its inputs: a new request queues a second evaluation.
@@ -142,25 +142,25 @@ def test_one_waiting_evaluation_per_gate(lead):
 
 
 def test_queued_evaluation_of_a_decided_gate_does_no_work(lead):
-    from program.tasks import evaluate_gate
+    from program.tasks import gate_evaluate
 
     metrics_for_template()
     make_program(lead)
     gate = Gate.objects.filter(status__in=Gate.UNDECIDED).first()
     Gate.objects.filter(pk=gate.pk).update(status=Gate.Status.WAIVED)
-    assert evaluate_gate(gate.pk) is None
+    assert gate_evaluate(gate.pk) is None
     assert not Evaluation.objects.filter(gate=gate).exists()
     Gate.objects.filter(pk=gate.pk).update(status=Gate.Status.OPEN)
-    assert evaluate_gate(gate.pk) == Evaluation.objects.get(gate=gate).pk
+    assert gate_evaluate(gate.pk) == Evaluation.objects.get(gate=gate).pk
 
 
 def test_visibility_timeout_outlasts_every_countdown_and_time_limit(settings):
-    from core.tasks import deliver_notification
+    from core.tasks import notification_deliver
 
     visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
     # A waiting retry is never handed out twice, and a message is only handed out again after
     # its earlier run is surely over (its hard time limit has passed).
-    assert visibility > deliver_notification.retry_backoff_max
+    assert visibility > notification_deliver.retry_backoff_max
     assert visibility > max(hard for _, hard in settings.TASK_TIME_LIMITS.values())
     assert settings.CELERY_TASK_ACKS_LATE and settings.CELERY_TASK_REJECT_ON_WORKER_LOST
 
@@ -168,13 +168,15 @@ def test_visibility_timeout_outlasts_every_countdown_and_time_limit(settings):
 def test_every_task_has_time_limits_and_notifications_their_own_queue(settings):
     app.loader.import_default_modules()
     ours = {name: task for name, task in app.tasks.items() if name.split(".")[0] in settings.INSTALLED_APPS}
-    assert {"core.tasks.deliver_notification", "program.tasks.evaluate_gate"} <= set(ours)
+    assert {"core.tasks.notification_deliver", "program.tasks.gate_evaluate"} <= set(ours)
     for name, task in ours.items():
         assert 0 < task.soft_time_limit < task.time_limit, name
     routes = settings.CELERY_TASK_ROUTES
-    assert routes["core.tasks.deliver_notification"] == {"queue": "notifications"}
-    assert routes["program.tasks.evaluate_gate"] == {"queue": "evaluation"}
-    assert routes["metrics.tasks.pull_prometheus"] == {"queue": "ingest"}
+    assert routes["core.tasks.notification_deliver"] == {"queue": "notifications"}
+    assert routes["program.tasks.gate_evaluate"] == {"queue": "evaluation"}
+    assert routes["metrics.tasks.pull_sources_scrape"] == {"queue": "ingest"}
+    # A route naming no task (a typo, a rename) would silently send that task to the default queue.
+    assert set(routes) - set(ours) == set()
 
 
 def _run_failing(monkeypatch, message: OutboxMessage, error: Exception) -> None:
@@ -210,9 +212,9 @@ def test_a_message_sent_too_often_is_given_up_and_frees_its_key(lead, caplog):
 
     old = timezone.now() - timedelta(hours=1)
     stuck = OutboxMessage.objects.create(
-        task="program.tasks.evaluate_gate",
+        task="program.tasks.gate_evaluate",
         args=[10**6],
-        key="evaluate_gate:1",
+        key="gate-evaluate:1",
         sent_at=old,
         send_count=MAX_SENDS,
     )
@@ -222,4 +224,4 @@ def test_a_message_sent_too_often_is_given_up_and_frees_its_key(lead, caplog):
     assert "given up" in caplog.text
     # The key is free again: the next change queues a fresh message instead of joining the dead one.
     with transaction.atomic():
-        assert outbox_add(task="program.tasks.evaluate_gate", args=[10**6], key="evaluate_gate:1") is not None
+        assert outbox_add(task="program.tasks.gate_evaluate", args=[10**6], key="gate-evaluate:1") is not None

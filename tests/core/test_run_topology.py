@@ -114,7 +114,7 @@ def worker_heartbeats(port: int) -> float:
         for family in text_string_to_metric_families(text)
         for sample in family.samples
         if sample.name == "rebuild_celery_tasks_total"
-        and sample.labels == {"task": "core.tasks.heartbeat", "outcome": "success"}
+        and sample.labels == {"task": "core.tasks.heartbeat_record", "outcome": "success"}
     )
 
 
