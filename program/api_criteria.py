@@ -1,6 +1,6 @@
 """Criteria API: add to a gate, edit, delete, attest, and re-pin a gate to its metrics' active versions.
 
-Program leads only (WRITE_RULES in program.api): anyone else gets 403 before the body is read.
+Program leads only (WRITE_RULES in program.api.rules): anyone else gets 403 before the body is read.
 Every change is a service in program.services.criteria, which refuses decided gates with a 409."""
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics.models import Workload
 from metrics.selectors import definition_resolve
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
-from program import selectors, services
-from program.api import WRITE_RULES, CriterionOutput, GateOutput
+from program import services
+from program.api.gates import CriterionOutput, GateOutput
+from program.api.lookups import gate_detail_or_404
+from program.api.rules import WRITE_RULES
 from program.models import Criterion, Gate
 
 
@@ -139,14 +141,7 @@ class GateRepin(APIView):
     @idempotent
     def post(self, request, pk):
         gate = services.gate_repin(actor=request.user, gate=get_object_or_404(Gate, pk=pk))
-        return Response(GateOutput(_gate(gate.pk)).data)
-
-
-def _gate(pk: int) -> Gate:
-    try:
-        return selectors.gate_get(pk)
-    except Gate.DoesNotExist:
-        raise ApplicationError(f"There is no gate {pk}.", status=404) from None
+        return Response(GateOutput(gate_detail_or_404(gate.pk)).data)
 
 
 class AttestInput(serializers.Serializer):
