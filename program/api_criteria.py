@@ -12,9 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
+from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from metrics.models import Workload
+from metrics.models import MetricDefinition, Workload
 from metrics.selectors import definition_resolve
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program import services
@@ -28,9 +29,18 @@ class CriterionCreate(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
     metric = serializers.CharField(
-        required=False, allow_null=True, help_text="key@N (pinned); plain key pins the active version"
+        required=False,
+        allow_null=True,
+        help_text="key@N (pinned); plain key pins the active version. An unknown one is a 400 naming `metric`.",
     )
-    workload = serializers.SlugField(required=False, allow_null=True, help_text="null: every workload")
+    workload = KeyRelatedField(
+        queryset=Workload.objects.all(),
+        slug_field="key",
+        required=False,
+        allow_null=True,
+        error_messages={"does_not_exist": "Unknown workload '{value}'."},
+        help_text="null: every workload",
+    )
     statistic = serializers.ChoiceField(
         choices=Criterion._meta.get_field("statistic").choices, required=False, default=""
     )
@@ -68,15 +78,14 @@ class CriterionCreate(serializers.Serializer):
         except ApplicationError as exc:
             raise serializers.ValidationError(exc.message) from None
 
-    def validate(self, attrs):
-        if attrs.get("metric"):
-            attrs["metric"] = definition_resolve(attrs["metric"])
-        if attrs.get("workload"):
-            workload = Workload.objects.filter(key=attrs["workload"]).first()
-            if workload is None:
-                raise serializers.ValidationError({"workload": f"Unknown workload '{attrs['workload']}'."})
-            attrs["workload"] = workload
-        return attrs
+    def validate_metric(self, value: str | None) -> MetricDefinition | None:
+        if value is None:
+            return None
+        try:
+            return definition_resolve(value, field="metric")
+        except ApplicationError as exc:
+            # The body names the metric: one that is unknown is bad input (400), not a missing resource.
+            raise serializers.ValidationError(exc.message) from None
 
 
 class CriterionEdit(CriterionCreate):

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
-from core.errors import ApplicationError
+from core.api.serializers import KeyRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics.models import Workload
 from program import services
@@ -38,7 +38,11 @@ class MigrationOutput(serializers.ModelSerializer):
 
 
 class MigrationInput(serializers.Serializer):
-    workload = serializers.SlugField()
+    workload = KeyRelatedField(
+        queryset=Workload.objects.all(),
+        slug_field="key",
+        error_messages={"does_not_exist": "Unknown workload '{value}'."},
+    )
     wave = serializers.IntegerField(min_value=0, max_value=50)
     notes = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -57,15 +61,10 @@ class ProgramMigrations(APIView):
     def post(self, request, slug):
         data = MigrationInput(data=request.data)
         data.is_valid(raise_exception=True)
-        workload = Workload.objects.filter(key=data.validated_data["workload"]).first()
-        if workload is None:
-            raise ApplicationError(
-                f"Unknown workload '{data.validated_data['workload']}'.", status=400, field="workload"
-            )
         migration = services.migration_upsert(
             actor=request.user,
             program=program_or_404(slug),
-            workload=workload,
+            workload=data.validated_data["workload"],
             wave=data.validated_data["wave"],
             notes=data.validated_data["notes"],
         )

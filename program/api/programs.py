@@ -9,8 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
-from core.api.serializers import ReasonInput
-from core.errors import ApplicationError
+from core.api.serializers import KeyRelatedField, ReasonInput
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics.models import System
 from program import selectors, services
@@ -82,8 +81,16 @@ class ProgramCreate(serializers.Serializer):
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     start_date = serializers.DateField()
-    baseline_system = serializers.SlugField()
-    candidate_system = serializers.SlugField()
+    baseline_system = KeyRelatedField(
+        queryset=System.objects.all(),
+        slug_field="key",
+        error_messages={"does_not_exist": "Unknown system '{value}'."},
+    )
+    candidate_system = KeyRelatedField(
+        queryset=System.objects.all(),
+        slug_field="key",
+        error_messages={"does_not_exist": "Unknown system '{value}'."},
+    )
     template = serializers.ChoiceField(choices=[], default="rebuild-14m")
     bindings = serializers.DictField(
         child=serializers.CharField(allow_null=True, allow_blank=True),
@@ -97,13 +104,6 @@ class ProgramCreate(serializers.Serializer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["template"].choices = blueprint_keys()
-
-
-def _system(key: str, field: str) -> System:
-    system = System.objects.filter(key=key).first()
-    if system is None:
-        raise ApplicationError(f"Unknown system '{key}'.", status=400, field=field)
-    return system
 
 
 @extend_schema(tags=["program"])
@@ -128,8 +128,8 @@ class ProgramListCreate(generics.ListAPIView):
             description=values["description"],
             start_date=values["start_date"],
             template=values["template"],
-            baseline=_system(values["baseline_system"], "baseline_system"),
-            candidate=_system(values["candidate_system"], "candidate_system"),
+            baseline=values["baseline_system"],
+            candidate=values["candidate_system"],
             bindings=values["bindings"],
         )
         return Response(
