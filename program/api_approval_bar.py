@@ -48,6 +48,6 @@ class ProgramApprovalBar(APIView):
         data = ApprovalBarInput(data=request.data)
         data.is_valid(raise_exception=True)
         program = services.program_set_approval_bar(
-            lead=request.user, program=program_or_404(slug), weeks=data.validated_data["approval_bar_weeks"]
+            actor=request.user, program=program_or_404(slug), weeks=data.validated_data["approval_bar_weeks"]
         )
         return Response(ApprovalBarOutput(program).data)

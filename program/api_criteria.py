@@ -25,7 +25,7 @@ from program.api.rules import WRITE_RULES
 from program.models import Criterion, Gate
 
 
-class CriterionCreate(serializers.Serializer):
+class CriterionCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
     metric = serializers.CharField(
@@ -88,7 +88,7 @@ class CriterionCreate(serializers.Serializer):
             raise serializers.ValidationError(exc.message) from None
 
 
-class CriterionEdit(CriterionCreate):
+class CriterionEditInput(CriterionCreateInput):
     """Every field optional: only those sent change. `metric` as key (its active version) or key@N."""
 
     def __init__(self, *args, **kwargs):
@@ -96,7 +96,10 @@ class CriterionEdit(CriterionCreate):
 
 
 @extend_schema(
-    tags=["program"], request=CriterionCreate, responses={201: CriterionOutput}, parameters=[IDEMPOTENCY_KEY]
+    tags=["program"],
+    request=CriterionCreateInput,
+    responses={201: CriterionOutput},
+    parameters=[IDEMPOTENCY_KEY],
 )
 class GateCriteria(APIView):
     permission_classes = [RoleRequired]
@@ -104,7 +107,7 @@ class GateCriteria(APIView):
 
     @idempotent
     def post(self, request, pk):
-        data = CriterionCreate(data=request.data)
+        data = CriterionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_add(
             actor=request.user, gate=get_object_or_404(Gate, pk=pk), **data.validated_data
@@ -123,10 +126,10 @@ class CriterionDetail(APIView):
     def write_rule(self):
         return WRITE_RULES["criterion_delete" if self.request.method == "DELETE" else "criterion_edit"]
 
-    @extend_schema(request=CriterionEdit, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(request=CriterionEditInput, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def patch(self, request, pk):
-        data = CriterionEdit(data=request.data)
+        data = CriterionEditInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_edit(
             actor=request.user, criterion=get_object_or_404(Criterion, pk=pk), **data.validated_data

@@ -38,7 +38,7 @@ def _pass_with_evidence(gate: Gate, lead, note: str) -> None:
         services.criterion_attest(
             actor=lead, criterion=criterion, link="https://wiki.example.com/rebuild/runbook"
         )
-    services.gate_decide(gate=gate, lead=lead, decision="pass", note=note)
+    services.gate_decide(gate=gate, actor=lead, decision="pass", note=note)
 
 
 def demo_load(*, users, stdout) -> None:
@@ -86,7 +86,7 @@ def demo_load(*, users, stdout) -> None:
     )
     services.gate_decide(
         gate=checkpoint,
-        lead=lead,
+        actor=lead,
         decision="waive",
         note="Object-store tuning lands in cutover; 9% slower saves do not block the canary.",
     )

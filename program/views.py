@@ -203,7 +203,7 @@ def gate_decide(request, pk: int):
     status = 400
     if form.is_valid():
         try:
-            services.gate_decide(gate=gate, lead=request.user, **form.cleaned_data)
+            services.gate_decide(gate=gate, actor=request.user, **form.cleaned_data)
         except ApplicationError as exc:
             # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
             status = add_service_error(form, exc, fallback_field="decision")
@@ -230,7 +230,7 @@ def gate_reopen(request, pk: int):
     status = 400
     if form.is_valid():
         try:
-            services.gate_reopen(gate=gate, lead=request.user, reason=form.cleaned_data["reason"])
+            services.gate_reopen(gate=gate, actor=request.user, reason=form.cleaned_data["reason"])
         except ApplicationError as exc:
             status = add_service_error(form, exc, fallback_field="reason")
         else:

@@ -37,7 +37,7 @@ def program_approval_bar(request, slug: str):
         return redirect("program:detail", slug=slug)
     weeks = form.cleaned_data["approval_bar_weeks"]
     try:
-        services.program_set_approval_bar(lead=request.user, program=program, weeks=weeks)
+        services.program_set_approval_bar(actor=request.user, program=program, weeks=weeks)
     except ApplicationError as exc:
         messages.error(request, f"Approval bar not changed: {exc}")
     else:

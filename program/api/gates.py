@@ -19,7 +19,7 @@ from program.models import Criterion, CriterionResult, Decision, Gate, Phase
 # --- output ------------------------------------------------------------------------------------------
 
 
-class GateBrief(serializers.ModelSerializer):
+class GateBriefOutput(serializers.ModelSerializer):
     class Meta:
         model = Gate
         fields = ["id", "name", "kind", "due_date", "status", "stale", "last_evaluated_at"]
@@ -84,20 +84,20 @@ class DecisionOutput(serializers.ModelSerializer):
         ]
 
 
-class GateOutput(GateBrief):
+class GateOutput(GateBriefOutput):
     program = serializers.CharField(source="phase.program.slug")
     phase = serializers.CharField(source="phase.kind")
     criteria = CriterionOutput(many=True, read_only=True)
     decisions = DecisionOutput(many=True, read_only=True)
 
-    class Meta(GateBrief.Meta):
-        fields = [*GateBrief.Meta.fields, "program", "phase", "criteria", "decisions"]
+    class Meta(GateBriefOutput.Meta):
+        fields = [*GateBriefOutput.Meta.fields, "program", "phase", "criteria", "decisions"]
 
 
 # --- input and views ---------------------------------------------------------------------------------
 
 
-class GateCreate(serializers.Serializer):
+class GateCreateInput(serializers.Serializer):
     phase = serializers.PrimaryKeyRelatedField(queryset=Phase.objects.all())
     name = serializers.CharField(max_length=160)
     kind = serializers.ChoiceField(choices=Gate.Kind.choices)
@@ -109,10 +109,10 @@ class GateCreateView(APIView):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["gate_add"]
 
-    @extend_schema(request=GateCreate, responses={201: GateOutput}, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(request=GateCreateInput, responses={201: GateOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request):
-        data = GateCreate(data=request.data)
+        data = GateCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         gate = services.gate_add(actor=request.user, **data.validated_data)
         return Response(GateOutput(selectors.gate_get(gate.pk)).data, status=status.HTTP_201_CREATED)
@@ -154,7 +154,9 @@ class GateDecision(APIView):
     def post(self, request, pk):
         data = DecisionInput(data=request.data)
         data.is_valid(raise_exception=True)
-        decision = services.gate_decide(gate=gate_detail_or_404(pk), lead=request.user, **data.validated_data)
+        decision = services.gate_decide(
+            gate=gate_detail_or_404(pk), actor=request.user, **data.validated_data
+        )
         return Response(DecisionOutput(decision).data, status=status.HTTP_201_CREATED)
 
 
@@ -172,6 +174,6 @@ class GateReopen(APIView):
         data = ReopenInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.gate_reopen(
-            gate=gate_detail_or_404(pk), lead=request.user, reason=data.validated_data["reason"]
+            gate=gate_detail_or_404(pk), actor=request.user, reason=data.validated_data["reason"]
         )
         return Response(GateOutput(gate_detail_or_404(pk)).data)

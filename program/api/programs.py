@@ -13,7 +13,7 @@ from core.api.serializers import KeyRelatedField, ReasonInput
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics.models import System
 from program import selectors, services
-from program.api.gates import GateBrief
+from program.api.gates import GateBriefOutput
 from program.api.lookups import program_detail_or_404
 from program.api.migrations import MigrationOutput
 from program.api.rules import WRITE_RULES
@@ -24,7 +24,7 @@ from program.models import Phase, Program
 
 
 class PhaseOutput(serializers.ModelSerializer):
-    gates = GateBrief(many=True, read_only=True)
+    gates = GateBriefOutput(many=True, read_only=True)
 
     class Meta:
         model = Phase
@@ -76,7 +76,7 @@ class ProgramDetailOutput(ProgramOutput):
 # --- input and views ---------------------------------------------------------------------------------
 
 
-class ProgramCreate(serializers.Serializer):
+class ProgramCreateInput(serializers.Serializer):
     slug = serializers.SlugField(max_length=80)
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -115,10 +115,12 @@ class ProgramListCreate(generics.ListAPIView):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["program_create"]
 
-    @extend_schema(request=ProgramCreate, responses={201: ProgramDetailOutput}, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(
+        request=ProgramCreateInput, responses={201: ProgramDetailOutput}, parameters=[IDEMPOTENCY_KEY]
+    )
     @idempotent
     def post(self, request):
-        data = ProgramCreate(data=request.data)
+        data = ProgramCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         program = services.program_create(

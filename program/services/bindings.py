@@ -8,7 +8,9 @@ decision, and refusing would make a slot unbindable for good once an early gate 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 
@@ -119,8 +121,8 @@ class BindResult:
 
 
 @transaction.atomic
-def program_bind(*, actor, program: Program, bindings: dict) -> BindResult:
-    """Bind slots to keys in every criterion of the program that uses them, on undecided gates only.
+def program_bind(*, actor: User, program: Program, bindings: dict[str, Any]) -> BindResult:
+    """Program leads only. Bind slots to keys in every criterion of the program that uses them, on undecided gates only.
 
     The touched gates are queued for evaluation after commit; the binding is audited on the program."""
     require_role(actor, PROGRAM_LEADS, "bind template slots")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.contrib.auth.models import User
+
 from core.audit import transition_record
 from program.models import Gate
 from program.services.gates import gate_evaluation_queue
@@ -26,9 +28,12 @@ def gates_using_metric_keys(metric_keys: Iterable[str]):
     )
 
 
-def gates_reevaluate_for_metric_keys(*, metric_keys: Iterable[str], reason: str, actor=None) -> list[int]:
+def gates_reevaluate_for_metric_keys(
+    *, metric_keys: Iterable[str], reason: str, actor: User | None = None
+) -> list[int]:
     """Call inside the caller's transaction: record `reason` on each undecided gate using these metrics
-    and queue its evaluation through the outbox. Returns the gates' ids."""
+    and queue its evaluation through the outbox. Returns the gates' ids. No role: the caller's service
+    checked it; `actor` (None: the system) is who the gates' history names."""
     keys = sorted(set(metric_keys))
     if not keys:
         return []

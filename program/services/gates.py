@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import date, timedelta
 
 import orjson
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
@@ -59,7 +60,8 @@ def _leads(gate: Gate) -> list:
 
 
 @transaction.atomic
-def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
+def gate_add(*, actor: User, phase: Phase, name: str, kind: str, due_date: date) -> Gate:
+    """Program leads only: a milestone or the exit gate (one per phase) of a phase not yet completed."""
     require_role(actor, PROGRAM_LEADS, "add gates")
     phase = Phase.objects.select_for_update().get(pk=phase.pk)
     require_state(
@@ -114,7 +116,7 @@ def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
 
 
 @GATE_EVALUATION.time()
-def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
+def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     """Evaluate every criterion; store one result each. The same inputs twice reuse the last row,
     checked before any comparison runs.
 
@@ -226,18 +228,18 @@ def _evidence(gate: Gate, evaluation: Evaluation) -> dict:
     }
 
 
-def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
-    """A program lead passes, fails or waives a gate; the evidence is frozen into the decision.
+def gate_decide(*, gate: Gate, actor: User, decision: str, note: str = "") -> Decision:
+    """Program leads only: the lead passes, fails or waives a gate; the evidence is frozen into the decision.
 
     Pass needs a fresh evaluation (made here) with every required criterion passing. Two leads at
     once: the conditional status update lets exactly one win; the other gets a 409."""
-    require_role(lead, PROGRAM_LEADS, "decide gates")
+    require_role(actor, PROGRAM_LEADS, "decide gates")
     if decision not in Decision.Verdict.values:
         raise ApplicationError("decision must be pass, fail or waive.", status=400, field="decision")
     if decision == Decision.Verdict.WAIVE and not note.strip():
         raise ApplicationError(MSG_WAIVE_NEEDS_NOTE, status=400, field="note")
     require_gate_state(gate, "decide", message=MSG_ALREADY_DECIDED)
-    evaluation = gate_evaluate(gate=gate, actor=lead)
+    evaluation = gate_evaluate(gate=gate, actor=actor)
     if decision == Decision.Verdict.PASS and not evaluation.all_required_pass:
         names = ", ".join(evaluation.failing) or "no criteria defined"
         raise ApplicationError(
@@ -260,7 +262,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
                     gate=gate,
                     decision=decision,
                     note=note,
-                    decided_by=lead,
+                    decided_by=actor,
                     evaluation=evaluation,
                     evidence=evidence,
                 )
@@ -269,7 +271,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
         transition_record(
             subject=gate,
             action="decided",
-            actor=lead,
+            actor=actor,
             from_state="undecided",
             to_state=target,
             reason=note,
@@ -278,7 +280,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
         notification_send(
             event="gate.decided",
             subject=f"Gate '{gate.name}' {target}",
-            body=f"{lead.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
+            body=f"{actor.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
             link=reverse("program:gate", args=[gate.pk]),
             payload={"gate": gate.pk, "decision": decision},
             users=_leads(gate),
@@ -287,8 +289,9 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
 
 
 @transaction.atomic
-def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
-    require_role(lead, PROGRAM_LEADS, "reopen gates")
+def gate_reopen(*, gate: Gate, actor: User, reason: str) -> Gate:
+    """Program leads only: withdraw the gate's decision (kept, marked reopened) and open it again."""
+    require_role(actor, PROGRAM_LEADS, "reopen gates")
     if not reason.strip():
         raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
     gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)
@@ -299,7 +302,7 @@ def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
         reopened_at=timezone.now(), reopen_reason=reason
     )
     transition_record(
-        subject=gate, action="reopened", actor=lead, from_state=gate.status, to_state="open", reason=reason
+        subject=gate, action="reopened", actor=actor, from_state=gate.status, to_state="open", reason=reason
     )
     gate.status = Gate.Status.OPEN
     gate.save(update_fields=["status"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -52,7 +53,7 @@ def _criterion_from_blueprint(gate: Gate, spec: dict, resolved: dict) -> Criteri
 @transaction.atomic
 def program_create(
     *,
-    actor,
+    actor: User,
     slug: str,
     name: str,
     start_date: date,
@@ -62,7 +63,7 @@ def program_create(
     description: str = "",
     bindings: dict | None = None,
 ) -> Program:
-    """A program with the template's phases, exit gates, milestones and suggested criteria.
+    """Program leads only (the creator becomes the program's lead). A program with the template's phases, exit gates, milestones and suggested criteria.
 
     The first phase is active from the start; planned dates follow the template's months. `bindings`
     maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
@@ -142,8 +143,8 @@ def program_create(
 
 
 @transaction.atomic
-def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
-    """Move a phase's planned dates; the old dates stay in the history (pghistory + transition)."""
+def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
+    """Program leads only. Move a phase's planned dates; the old dates stay in the history (pghistory + transition)."""
     require_role(actor, PROGRAM_LEADS, "re-plan phases")
     if planned_end < planned_start:
         raise ApplicationError(
@@ -191,8 +192,8 @@ def advance_needs_reason(phase: Phase, today: date) -> bool:
 
 
 @transaction.atomic
-def program_advance(*, actor, program: Program, reason: str = "") -> Phase | None:
-    """Complete the active phase (its exit gate passed or waived) and activate the next one.
+def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase | None:
+    """Program leads only. Complete the active phase (its exit gate passed or waived) and activate the next one.
 
     Returns the new active phase, or None when the last phase completed the program."""
     require_role(actor, PROGRAM_LEADS, "advance phases")

@@ -111,7 +111,7 @@ def test_delete_is_204_and_a_repeat_with_the_same_key_replays_it(as_user, lead, 
 
 
 def test_changes_on_a_decided_gate_are_409(as_user, lead, ref):
-    services.gate_decide(gate=canary_gate(), lead=lead, decision="fail", note="no")
+    services.gate_decide(gate=canary_gate(), actor=lead, decision="fail", note="no")
     client = as_user(lead)
     edit = client.patch(url(throughput()), {"threshold": 0.5}, format="json")
     delete = client.delete(url(throughput()))

@@ -226,7 +226,7 @@ def test_two_leads_deciding_at_once_exactly_one_wins(lead, lead2):
     def decide(user, verdict):
         try:
             barrier.wait()
-            services.gate_decide(gate=Gate.objects.get(pk=gate.pk), lead=user, decision=verdict, note="now")
+            services.gate_decide(gate=Gate.objects.get(pk=gate.pk), actor=user, decision=verdict, note="now")
             result = "won"
         except ApplicationError as exc:
             result = exc.status
