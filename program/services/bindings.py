@@ -21,7 +21,7 @@ from metrics.models import MetricDefinition, Workload
 from metrics.selectors import definition_resolve
 from program.blueprints import Slot, blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Program
-from program.services.gates import gate_evaluation_queue
+from program.services.gate_queue import gate_evaluation_queue
 
 Bound = MetricDefinition | Workload | None
 

@@ -20,7 +20,8 @@ from metrics.models import MetricDefinition
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program.evaluation import distribution_null_ratio
 from program.models import Criterion, Gate
-from program.services.gates import MSG_ALREADY_DECIDED, gate_evaluation_queue, require_gate_state
+from program.services.gate_queue import gate_evaluation_queue
+from program.services.gates import MSG_ALREADY_DECIDED, require_gate_state
 from program.versions import active_versions, pinned_keys, stale_moves
 
 # What a lead may change on a criterion (PATCH /api/v1/criteria/{id}/, the edit form).

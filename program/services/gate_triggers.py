@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 
 from core.audit import transition_record
 from program.models import Gate
-from program.services.gates import gate_evaluation_queue
+from program.services.gate_queue import gate_evaluation_queue
 
 REEVALUATION_REQUESTED = "reevaluation_requested"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from datetime import date, timedelta
 
 import orjson
@@ -18,7 +17,6 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.outbox import outbox_add
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
@@ -183,23 +181,6 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
                         users=_leads(gate),
                     )
     return evaluation
-
-
-def gate_evaluation_queue(*, gate_id: int) -> bool:
-    """Queue an evaluation of the gate (program.tasks.evaluate_gate) in this transaction. A gate has at
-    most one waiting: a second request joins it, since it has read nothing yet. True if queued."""
-    key = f"gate-evaluate:{gate_id}"
-    return outbox_add(task="program.tasks.evaluate_gate", args=[gate_id], key=key) is not None
-
-
-def gates_evaluate_for_definitions(definition_ids: Iterable[int] | None = None) -> int:
-    """Queue the evaluation of each undecided gate whose criteria use these definitions (after an
-    ingest batch), or of every undecided gate. Returns how many were queued, not joined."""
-    gates = Gate.objects.filter(status__in=Gate.UNDECIDED)
-    if definition_ids is not None:
-        gates = gates.filter(criteria__metric_id__in=list(definition_ids))
-    gate_ids = gates.order_by("pk").values_list("pk", flat=True).distinct()
-    return sum(gate_evaluation_queue(gate_id=gate_id) for gate_id in gate_ids)
 
 
 def _evidence(gate: Gate, evaluation: Evaluation) -> dict:

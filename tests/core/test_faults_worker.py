@@ -424,7 +424,7 @@ def test_a_notification_does_not_wait_behind_ingest_evaluations(faults, receiver
     assert wait_for(_all_done, timeout=120)
     drained = time.monotonic() - sent_at
     per_gate = Counter(
-        OutboxMessage.objects.filter(task="program.tasks.evaluate_gate").values_list("key", flat=True)
+        OutboxMessage.objects.filter(task="program.tasks.gate_evaluate").values_list("key", flat=True)
     )
     canary = Gate.objects.get(phase__kind="canary", kind="exit")
     assert Evaluation.objects.filter(gate=canary).exists()

@@ -132,7 +132,7 @@ def test_one_waiting_evaluation_per_gate(lead):
     with transaction.atomic():
         assert gates_evaluate_for_definitions() == undecided
         assert gates_evaluate_for_definitions() == 0  # joined the waiting ones
-    assert OutboxMessage.objects.filter(task="program.tasks.evaluate_gate").count() == undecided
+    assert OutboxMessage.objects.filter(task="program.tasks.gate_evaluate").count() == undecided
     gate = Gate.objects.filter(status__in=Gate.UNDECIDED).first()
     waiting = OutboxMessage.objects.get(key=f"gate-evaluate:{gate.pk}")
     # Once started it has read its inputs: a new request queues a second evaluation.
@@ -142,16 +142,16 @@ def test_one_waiting_evaluation_per_gate(lead):
 
 
 def test_queued_evaluation_of_a_decided_gate_does_no_work(lead):
-    from program.tasks import evaluate_gate
+    from program.tasks import gate_evaluate
 
     metrics_for_template()
     make_program(lead)
     gate = Gate.objects.filter(status__in=Gate.UNDECIDED).first()
     Gate.objects.filter(pk=gate.pk).update(status=Gate.Status.WAIVED)
-    assert evaluate_gate(gate.pk) is None
+    assert gate_evaluate(gate.pk) is None
     assert not Evaluation.objects.filter(gate=gate).exists()
     Gate.objects.filter(pk=gate.pk).update(status=Gate.Status.OPEN)
-    assert evaluate_gate(gate.pk) == Evaluation.objects.get(gate=gate).pk
+    assert gate_evaluate(gate.pk) == Evaluation.objects.get(gate=gate).pk
 
 
 def test_visibility_timeout_outlasts_every_countdown_and_time_limit(settings):
@@ -168,7 +168,7 @@ def test_visibility_timeout_outlasts_every_countdown_and_time_limit(settings):
 def test_every_task_has_time_limits_and_notifications_their_own_queue(settings):
     app.loader.import_default_modules()
     ours = {name: task for name, task in app.tasks.items() if name.split(".")[0] in settings.INSTALLED_APPS}
-    assert {"core.tasks.deliver_notification", "program.tasks.evaluate_gate"} <= set(ours)
+    assert {"core.tasks.deliver_notification", "program.tasks.gate_evaluate"} <= set(ours)
     for name, task in ours.items():
         assert 0 < task.soft_time_limit < task.time_limit, name
     routes = settings.CELERY_TASK_ROUTES
@@ -210,7 +210,7 @@ def test_a_message_sent_too_often_is_given_up_and_frees_its_key(lead, caplog):
 
     old = timezone.now() - timedelta(hours=1)
     stuck = OutboxMessage.objects.create(
-        task="program.tasks.evaluate_gate",
+        task="program.tasks.gate_evaluate",
         args=[10**6],
         key="evaluate_gate:1",
         sent_at=old,
@@ -222,4 +222,4 @@ def test_a_message_sent_too_often_is_given_up_and_frees_its_key(lead, caplog):
     assert "given up" in caplog.text
     # The key is free again: the next change queues a fresh message instead of joining the dead one.
     with transaction.atomic():
-        assert outbox_add(task="program.tasks.evaluate_gate", args=[10**6], key="evaluate_gate:1") is not None
+        assert outbox_add(task="program.tasks.gate_evaluate", args=[10**6], key="evaluate_gate:1") is not None

@@ -82,8 +82,8 @@ def test_scrape_shows_requests_ingest_gates_freeze_checks_tasks_and_feed_ages(
         check = httpx.get(f"{base}/api/v1/freeze/check/", params={"component": component}, headers=as_lead)
         assert check.status_code == 200, check.text
     # The accepted batch is announced inside its own transaction, which queues (outbox) a re-evaluation
-    # of the gates judging step-time; a real worker runs it after commit (program.tasks.evaluate_gate).
-    assert task_ran(base, before, "program.tasks.evaluate_gate", "success")
+    # of the gates judging step-time; a real worker runs it after commit (program.tasks.gate_evaluate).
+    assert task_ran(base, before, "program.tasks.gate_evaluate", "success")
 
     after = scrape(base)
 
@@ -93,7 +93,7 @@ def test_scrape_shows_requests_ingest_gates_freeze_checks_tasks_and_feed_ages(
     assert delta("rebuild_ingest_rows_total", outcome="accepted") == 3
     assert delta("rebuild_ingest_rows_total", outcome="rejected") == 2
     # One evaluation asked for through the API, plus those the worker ran after the batch moved the metric.
-    by_worker = delta("rebuild_celery_tasks_total", task="program.tasks.evaluate_gate", outcome="success")
+    by_worker = delta("rebuild_celery_tasks_total", task="program.tasks.gate_evaluate", outcome="success")
     assert by_worker >= 1
     assert delta("rebuild_gate_evaluation_duration_seconds_count") == 1 + by_worker
     assert delta("rebuild_gate_evaluation_duration_seconds_sum") > 0
