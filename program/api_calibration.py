@@ -55,7 +55,10 @@ class CalibrationOutput(serializers.Serializer):
     metric = serializers.CharField(source="criterion.metric.ref", default=None, allow_null=True)
     workload = serializers.CharField(source="criterion.workload.key", default=None, allow_null=True)
     window_days = serializers.IntegerField(source="criterion.window_days", allow_null=True)
-    label = serializers.CharField(help_text="What `value` is: relative performance, improvement %, …")
+    # The JSON field is named `label`; DRF's Field.label (the field's title) is another thing.
+    label = serializers.CharField(  # type: ignore[assignment]
+        help_text="What `value` is: relative performance, improvement %, …"
+    )
     operator = serializers.ChoiceField(choices=Criterion.Operator.choices)
     threshold = serializers.FloatField(allow_null=True)
     reading = serializers.CharField(help_text="The calibration in a sentence or two.")

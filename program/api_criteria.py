@@ -15,7 +15,7 @@ from core.api.permissions import RoleRequired
 from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from metrics.models import MetricDefinition, Workload
+from metrics.models import ComparedStatistic, MetricDefinition, Workload
 from metrics.selectors import definition_resolve
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program import services
@@ -41,9 +41,7 @@ class CriterionCreateInput(serializers.Serializer):
         error_messages={"does_not_exist": "Unknown workload '{value}'."},
         help_text="null: every workload",
     )
-    statistic = serializers.ChoiceField(
-        choices=Criterion._meta.get_field("statistic").choices, required=False, default=""
-    )
+    statistic = serializers.ChoiceField(choices=ComparedStatistic.choices, required=False, default="")
     operator = serializers.ChoiceField(choices=Criterion.Operator.choices, default="gte")
     threshold = serializers.FloatField(required=False, allow_null=True, default=None)
     window_days = serializers.IntegerField(
@@ -64,7 +62,8 @@ class CriterionCreateInput(serializers.Serializer):
     )
     min_samples = serializers.IntegerField(required=False, min_value=2, max_value=1_000_000, default=30)
     require_significant = serializers.BooleanField(required=False, default=False)
-    required = serializers.BooleanField(required=False, default=True)
+    # The JSON field is named `required`; DRF's Field.required (a bool) is another thing.
+    required = serializers.BooleanField(required=False, default=True)  # type: ignore[assignment]
 
     def validate_tag_filters(self, value):
         try:

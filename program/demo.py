@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 
 from dateutil.relativedelta import relativedelta
 from django.utils import timezone
@@ -167,7 +167,7 @@ def _backdate(program: Program, start) -> None:
     Phase.objects.filter(pk=canary.pk).update(actual_start=poc_end, actual_end=canary_end)
     Phase.objects.filter(pk=cutover.pk).update(actual_start=canary_end)
     for phase, day in ((poc, poc_end), (canary, canary_end)):
-        moment = timezone.make_aware(timezone.datetime.combine(day, timezone.datetime.min.time()))
+        moment = timezone.make_aware(datetime.combine(day, time.min))
         Decision.objects.filter(gate__phase=phase).update(decided_at=moment)
 
 

@@ -32,7 +32,7 @@ def program_approval_bar(request, slug: str):
     program = get_object_or_404(Program, slug=slug)
     form = ApprovalBarForm(request.POST)
     if not form.is_valid():
-        errors = "; ".join(e for errs in form.errors.values() for e in errs)
+        errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)
         messages.error(request, f"Approval bar not changed: {errors}")
         return redirect("program:detail", slug=slug)
     weeks = form.cleaned_data["approval_bar_weeks"]

@@ -65,7 +65,9 @@ def _suggested(slot: Slot) -> Bound:
     return Workload.objects.filter(key=slot.suggested).first()
 
 
-def bindings_resolve(slots: list[Slot], bindings: dict | None, *, suggest: bool) -> dict[str, Bound]:
+def bindings_resolve(
+    slots: list[Slot], bindings: dict[str, Any] | None, *, suggest: bool
+) -> dict[str, Bound]:
     """Registry rows for the named slots. With `suggest`, a slot left out takes its suggested key when
     the registry has it (else None: unbound); a slot given as null stays unbound on purpose.
     An unknown slot or key is a 400 naming `bindings.<slot>`."""
@@ -134,7 +136,9 @@ def program_bind(*, actor: User, program: Program, bindings: dict[str, Any]) -> 
     program = Program.objects.select_for_update().get(pk=program.pk)
     slots = program_slots(program)
     resolved = bindings_resolve(slots, bindings, suggest=False)
-    kinds = {slot.name: slot.kind for slot in slots}
+    # Split by kind: a metric slot resolves to a definition, a workload slot to a workload.
+    metrics = {name: value for name, value in resolved.items() if isinstance(value, MetricDefinition)}
+    workloads = {name: value for name, value in resolved.items() if isinstance(value, Workload)}
     criteria = list(
         Criterion.objects.select_for_update(of=("self",))
         .select_related("gate")
@@ -147,10 +151,10 @@ def program_bind(*, actor: User, program: Program, bindings: dict[str, Any]) -> 
         if criterion.gate.status in Gate.DECIDED:
             skipped.add(criterion.gate.name)
             continue
-        if criterion.slot in resolved and kinds[criterion.slot] == "metric":
-            criterion.metric = resolved[criterion.slot]
-        if criterion.workload_slot in resolved and kinds[criterion.workload_slot] == "workload":
-            criterion.workload = resolved[criterion.workload_slot]
+        if criterion.slot in metrics:
+            criterion.metric = metrics[criterion.slot]
+        if criterion.workload_slot in workloads:
+            criterion.workload = workloads[criterion.workload_slot]
         changed.append(criterion)
         gates.add(criterion.gate_id)
     Criterion.objects.bulk_update(changed, ["metric", "workload"])

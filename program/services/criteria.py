@@ -41,7 +41,7 @@ EDITABLE_FIELDS = (
     "required",
 )
 # A manual criterion has no measurement: these are cleared when one becomes manual.
-MEASUREMENT_FIELDS = {
+MEASUREMENT_FIELDS: dict[str, Any] = {
     "metric": None,
     "workload": None,
     "statistic": "",
@@ -129,7 +129,7 @@ def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
     _require_testable_distribution(criterion)
 
 
-def _shown(value) -> object:
+def _shown(value: object) -> object:
     """A field's value as the audit row keeps it: metrics by ref, workloads by key."""
     if isinstance(value, MetricDefinition):
         return value.ref

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 
 from core.audit import transition_record
 from program.models import Gate
@@ -19,7 +20,7 @@ from program.services.gate_queue import gate_evaluation_queue
 REEVALUATION_REQUESTED = "reevaluation_requested"
 
 
-def gates_using_metric_keys(metric_keys: Iterable[str]):
+def gates_using_metric_keys(metric_keys: Iterable[str]) -> QuerySet[Gate]:
     """Undecided gates with a criterion on any version of these metrics (one query)."""
     return (
         Gate.objects.filter(status__in=Gate.UNDECIDED, criteria__metric__key__in=list(metric_keys))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import date, timedelta
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -23,7 +24,7 @@ from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
 from metrics.rollups.read import Window, rollup_summaries
 from program.evaluation import criterion_judge
-from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
+from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase, Program
 
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
@@ -53,7 +54,7 @@ def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
     )
 
 
-def _leads(gate: Gate) -> list:
+def _leads(gate: Gate) -> list[User]:
     return [gate.phase.program.lead]
 
 
@@ -75,7 +76,7 @@ def gate_add(*, actor: User, phase: Phase, name: str, kind: str, due_date: date)
     return gate
 
 
-def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
+def _inputs_fingerprint(program: Program, criteria: list[Criterion]) -> str:
     """What the judgements depend on, read cheaply: each criterion's fields and, per measured one,
     the count, sum and latest time of its observations on each side. A criterion over the rollup
     threshold is judged from the day rollups (metrics.rollups), so their count, sum and last refresh
@@ -84,32 +85,33 @@ def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     added."""
     now = timezone.now()
     sides_ids = [program.baseline_system_id, program.candidate_system_id]
-    payload: list = [*sides_ids]
+    payload: list[Any] = [*sides_ids]
     measured = [
-        c
+        (c, c.metric)
         for c in sorted(criteria, key=lambda c: c.pk)
-        if c.kind != Criterion.Kind.MANUAL and not c.unbound_slots  # the others are judged without data
+        # The others are judged without data (manual, or an unbound slot).
+        if c.kind != Criterion.Kind.MANUAL and not c.unbound_slots and c.metric is not None
     ]
     windows = [
-        Window(c.metric_id, c.workload_id, now - timedelta(days=c.window_days) if c.window_days else None)
-        for c in measured
+        Window(metric.pk, c.workload_id, now - timedelta(days=c.window_days) if c.window_days else None)
+        for c, metric in measured
     ]
     summaries = rollup_summaries(windows, baseline_id=sides_ids[0], candidate_id=sides_ids[1])
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
-    for c, window, summary in zip(measured, windows, summaries, strict=True):
+    for (c, metric), window, summary in zip(measured, windows, summaries, strict=True):
         if any(n > settings.ROLLUP_THRESHOLD for n, _, _ in summary.values()):
             payload.append(
-                [c.metric.unit, c.metric.direction, c.metric.statistic, "rollups", sorted(summary.items())]
+                [metric.unit, metric.direction, metric.statistic, "rollups", sorted(summary.items())]
             )
             continue
-        rows = Observation.objects.filter(definition_id=c.metric_id, system_id__in=sides_ids)
+        rows = Observation.objects.filter(definition_id=metric.pk, system_id__in=sides_ids)
         if c.workload_id:
             rows = rows.filter(workload_id=c.workload_id)
         if window.since:
             rows = rows.filter(observed_at__gte=window.since)
         sides = rows.values("system_id").annotate(n=Count("*"), total=Sum("value"), last=Max("observed_at"))
-        payload.append([c.metric.unit, c.metric.direction, c.metric.statistic, *sides.order_by("system_id")])
+        payload.append([metric.unit, metric.direction, metric.statistic, *sides.order_by("system_id")])
     return hashlib.sha256(orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
@@ -136,13 +138,14 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     with transaction.atomic():
         # Serialises evaluations of one gate: the second waits, then finds the first's row.
         gate = Gate.objects.select_for_update().select_related("phase__program__lead").get(pk=gate.pk)
-        evaluation, created = reused, False
         if reused is None:
             evaluation, created = Evaluation.objects.get_or_create(
                 gate=gate,
                 fingerprint=fingerprint,
                 defaults={"all_required_pass": bool(criteria) and not failing, "failing": failing},
             )
+        else:
+            evaluation, created = reused, False
         if created:
             CriterionResult.objects.bulk_create(
                 CriterionResult(
@@ -183,7 +186,7 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     return evaluation
 
 
-def _evidence(gate: Gate, evaluation: Evaluation) -> dict:
+def _evidence(gate: Gate, evaluation: Evaluation) -> dict[str, Any]:
     results = evaluation.results.select_related("criterion__metric", "criterion__workload")
     return {
         "evaluation": evaluation.pk,
