@@ -31,7 +31,8 @@ class CriterionCreateInput(serializers.Serializer):
     metric = serializers.CharField(
         required=False,
         allow_null=True,
-        help_text="key@N (pinned); plain key pins the active version. An unknown one is a 400 naming `metric`.",
+        help_text="key@N (pinned); plain key pins the active version. "
+        "An unknown one is a 400 naming `metric`.",
     )
     workload = KeyRelatedField(
         queryset=Workload.objects.all(),

@@ -124,7 +124,8 @@ class BindResult:
 
 @transaction.atomic
 def program_bind(*, actor: User, program: Program, bindings: dict[str, Any]) -> BindResult:
-    """Program leads only. Bind slots to keys in every criterion of the program that uses them, on undecided gates only.
+    """Program leads only. Bind slots to keys in every criterion of the program that uses them, on
+    undecided gates only.
 
     The touched gates are queued for evaluation after commit; the binding is audited on the program."""
     require_role(actor, PROGRAM_LEADS, "bind template slots")

@@ -159,8 +159,9 @@ def criterion_add(*, actor: User, gate: Gate, **fields: Any) -> Criterion:
 
 @transaction.atomic
 def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Criterion:
-    """Program leads only. Change any of EDITABLE_FIELDS; the audit row keeps each changed field as [old, new]. A changed
-    metric must be pinnable; an unchanged one may stay on its old version (re-pinning is its own step)."""
+    """Program leads only. Change any of EDITABLE_FIELDS; the audit row keeps each changed field as
+    [old, new]. A changed metric must be pinnable; an unchanged one may stay on its old version
+    (re-pinning is its own step)."""
     require_role(actor, PROGRAM_LEADS, "edit criteria")
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:
@@ -203,7 +204,8 @@ def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Crit
 
 @transaction.atomic
 def criterion_delete(*, actor: User, criterion: Criterion) -> None:
-    """Program leads only. Its results in earlier evaluations go with it; decisions keep their frozen evidence."""
+    """Program leads only. Its results in earlier evaluations go with it; decisions keep their frozen
+    evidence."""
     require_role(actor, PROGRAM_LEADS, "delete criteria")
     gate = _locked_gate(criterion.gate_id, "delete_criterion")
     criterion = _current(criterion)
@@ -220,8 +222,9 @@ def criterion_delete(*, actor: User, criterion: Criterion) -> None:
 
 @transaction.atomic
 def gate_repin(*, actor: User, gate: Gate) -> Gate:
-    """Program leads only. Move every stale criterion (pinned to a non-active version of a key that has an active one) to
-    the active version, in one step, and clear the gate's stale flag. Nothing stale: nothing changes."""
+    """Program leads only. Move every stale criterion (pinned to a non-active version of a key that has
+    an active one) to the active version, in one step, and clear the gate's stale flag. Nothing stale:
+    nothing changes."""
     require_role(actor, PROGRAM_LEADS, "re-pin criteria")
     gate = _locked_gate(gate.pk, "repin")
     criteria = list(gate.criteria.select_related("metric"))

@@ -66,7 +66,8 @@ def program_create(
     description: str = "",
     bindings: dict[str, Any] | None = None,
 ) -> Program:
-    """Program leads only (the creator becomes the program's lead). A program with the template's phases, exit gates, milestones and suggested criteria.
+    """Program leads only (the creator becomes the program's lead). A program with the template's
+    phases, exit gates, milestones and suggested criteria.
 
     The first phase is active from the start; planned dates follow the template's months. `bindings`
     maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
@@ -147,7 +148,8 @@ def program_create(
 
 @transaction.atomic
 def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
-    """Program leads only. Move a phase's planned dates; the old dates stay in the history (pghistory + transition)."""
+    """Program leads only. Move a phase's planned dates; the old dates stay in the history
+    (pghistory + transition)."""
     require_role(actor, PROGRAM_LEADS, "re-plan phases")
     if planned_end < planned_start:
         raise ApplicationError(
@@ -196,7 +198,8 @@ def advance_needs_reason(phase: Phase, today: date) -> bool:
 
 @transaction.atomic
 def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase | None:
-    """Program leads only. Complete the active phase (its exit gate passed or waived) and activate the next one.
+    """Program leads only. Complete the active phase (its exit gate passed or waived) and activate the
+    next one.
 
     Returns the new active phase, or None when the last phase completed the program."""
     require_role(actor, PROGRAM_LEADS, "advance phases")
