@@ -8,12 +8,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
-from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import PROGRAM_LEADS
 from program import services
+from program.api.lookups import program_or_404
 from program.blueprints.schema import MAX_BAR_WEEKS
-from program.models import Program
 
 WRITE_RULES = {"program_set_approval_bar": WriteRule("set the approval bar", (PROGRAM_LEADS,))}
 
@@ -41,7 +40,7 @@ class ProgramApprovalBar(APIView):
 
     @extend_schema(responses=ApprovalBarOutput)
     def get(self, request, slug):
-        return Response(ApprovalBarOutput(_program(slug)).data)
+        return Response(ApprovalBarOutput(program_or_404(slug)).data)
 
     @extend_schema(request=ApprovalBarInput, responses=ApprovalBarOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
@@ -49,13 +48,6 @@ class ProgramApprovalBar(APIView):
         data = ApprovalBarInput(data=request.data)
         data.is_valid(raise_exception=True)
         program = services.program_set_approval_bar(
-            lead=request.user, program=_program(slug), weeks=data.validated_data["approval_bar_weeks"]
+            actor=request.user, program=program_or_404(slug), weeks=data.validated_data["approval_bar_weeks"]
         )
         return Response(ApprovalBarOutput(program).data)
-
-
-def _program(slug: str) -> Program:
-    program = Program.objects.filter(slug=slug).first()
-    if program is None:
-        raise ApplicationError(f"There is no program '{slug}'.", status=404)
-    return program

@@ -8,11 +8,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
-from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import PROGRAM_LEADS
 from program import services
-from program.models import Program
+from program.api.lookups import program_or_404
 from program.selectors_bindings import program_bindings
 
 WRITE_RULES = {"program_bind": WriteRule("bind template slots", (PROGRAM_LEADS,))}
@@ -49,13 +48,6 @@ class BindOutput(serializers.Serializer):
     slots = SlotBindingOutput(many=True)
 
 
-def _program(slug: str) -> Program:
-    program = Program.objects.filter(slug=slug).first()
-    if program is None:
-        raise ApplicationError(f"There is no program '{slug}'.", status=404)
-    return program
-
-
 @extend_schema(tags=["program"])
 class ProgramBindings(APIView):
     """The template slots of a program and what they are bound to. Binding fills in every criterion
@@ -66,12 +58,12 @@ class ProgramBindings(APIView):
 
     @extend_schema(responses=SlotBindingOutput(many=True))
     def get(self, request, slug):
-        return Response(SlotBindingOutput(program_bindings(_program(slug)), many=True).data)
+        return Response(SlotBindingOutput(program_bindings(program_or_404(slug)), many=True).data)
 
     @extend_schema(request=BindInput, responses=BindOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request, slug):
-        program = _program(slug)
+        program = program_or_404(slug)
         data = BindInput(data=request.data)
         data.is_valid(raise_exception=True)
         result = services.program_bind(

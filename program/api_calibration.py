@@ -24,7 +24,7 @@ def _interval(help_text: str = "") -> serializers.ListField:
     )
 
 
-class CalibrationQuery(serializers.Serializer):
+class CalibrationInput(serializers.Serializer):
     at = serializers.ListField(
         child=serializers.DateTimeField(),
         required=False,
@@ -55,7 +55,10 @@ class CalibrationOutput(serializers.Serializer):
     metric = serializers.CharField(source="criterion.metric.ref", default=None, allow_null=True)
     workload = serializers.CharField(source="criterion.workload.key", default=None, allow_null=True)
     window_days = serializers.IntegerField(source="criterion.window_days", allow_null=True)
-    label = serializers.CharField(help_text="What `value` is: relative performance, improvement %, …")
+    # The JSON field is named `label`; DRF's Field.label (the field's title) is another thing.
+    label = serializers.CharField(  # type: ignore[assignment]
+        help_text="What `value` is: relative performance, improvement %, …"
+    )
     operator = serializers.ChoiceField(choices=Criterion.Operator.choices)
     threshold = serializers.FloatField(allow_null=True)
     reading = serializers.CharField(help_text="The calibration in a sentence or two.")
@@ -63,7 +66,7 @@ class CalibrationOutput(serializers.Serializer):
     points = CalibrationPointOutput(many=True)
 
 
-@extend_schema(tags=["program"], parameters=[CalibrationQuery], responses=CalibrationOutput)
+@extend_schema(tags=["program"], parameters=[CalibrationInput], responses=CalibrationOutput)
 class CriterionCalibration(APIView):
     """How the criterion would have decided at each earlier moment, with only the data of then."""
 
@@ -74,7 +77,7 @@ class CriterionCalibration(APIView):
             criterion = calibration_criterion_get(pk)
         except Criterion.DoesNotExist:
             raise ApplicationError(f"There is no criterion {pk}.", status=404) from None
-        query = CalibrationQuery(data=request.query_params)
+        query = CalibrationInput(data=request.query_params)
         query.is_valid(raise_exception=True)
         calibration = criterion_calibration(criterion, points=query.validated_data.get("at"))
         calibration.reading = calibration_reading(calibration)

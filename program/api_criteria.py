@@ -1,6 +1,6 @@
 """Criteria API: add to a gate, edit, delete, attest, and re-pin a gate to its metrics' active versions.
 
-Program leads only (WRITE_RULES in program.api): anyone else gets 403 before the body is read.
+Program leads only (WRITE_RULES in program.api.rules): anyone else gets 403 before the body is read.
 Every change is a service in program.services.criteria, which refuses decided gates with a 409."""
 
 from __future__ import annotations
@@ -12,26 +12,37 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
+from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from metrics.models import Workload
+from metrics.models import ComparedStatistic, MetricDefinition, Workload
 from metrics.selectors import definition_resolve
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
-from program import selectors, services
-from program.api import WRITE_RULES, CriterionOutput, GateOutput
+from program import services
+from program.api.gates import CriterionOutput, GateOutput
+from program.api.lookups import gate_detail_or_404
+from program.api.rules import WRITE_RULES
 from program.models import Criterion, Gate
 
 
-class CriterionCreate(serializers.Serializer):
+class CriterionCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
     metric = serializers.CharField(
-        required=False, allow_null=True, help_text="key@N (pinned); plain key pins the active version"
+        required=False,
+        allow_null=True,
+        help_text="key@N (pinned); plain key pins the active version. "
+        "An unknown one is a 400 naming `metric`.",
     )
-    workload = serializers.SlugField(required=False, allow_null=True, help_text="null: every workload")
-    statistic = serializers.ChoiceField(
-        choices=Criterion._meta.get_field("statistic").choices, required=False, default=""
+    workload = KeyRelatedField(
+        queryset=Workload.objects.all(),
+        slug_field="key",
+        required=False,
+        allow_null=True,
+        error_messages={"does_not_exist": "Unknown workload '{value}'."},
+        help_text="null: every workload",
     )
+    statistic = serializers.ChoiceField(choices=ComparedStatistic.choices, required=False, default="")
     operator = serializers.ChoiceField(choices=Criterion.Operator.choices, default="gte")
     threshold = serializers.FloatField(required=False, allow_null=True, default=None)
     window_days = serializers.IntegerField(
@@ -52,7 +63,8 @@ class CriterionCreate(serializers.Serializer):
     )
     min_samples = serializers.IntegerField(required=False, min_value=2, max_value=1_000_000, default=30)
     require_significant = serializers.BooleanField(required=False, default=False)
-    required = serializers.BooleanField(required=False, default=True)
+    # The JSON field is named `required`; DRF's Field.required (a bool) is another thing.
+    required = serializers.BooleanField(required=False, default=True)  # type: ignore[assignment]
 
     def validate_tag_filters(self, value):
         try:
@@ -66,18 +78,17 @@ class CriterionCreate(serializers.Serializer):
         except ApplicationError as exc:
             raise serializers.ValidationError(exc.message) from None
 
-    def validate(self, attrs):
-        if attrs.get("metric"):
-            attrs["metric"] = definition_resolve(attrs["metric"])
-        if attrs.get("workload"):
-            workload = Workload.objects.filter(key=attrs["workload"]).first()
-            if workload is None:
-                raise serializers.ValidationError({"workload": f"Unknown workload '{attrs['workload']}'."})
-            attrs["workload"] = workload
-        return attrs
+    def validate_metric(self, value: str | None) -> MetricDefinition | None:
+        if value is None:
+            return None
+        try:
+            return definition_resolve(value, field="metric")
+        except ApplicationError as exc:
+            # The body names the metric: one that is unknown is bad input (400), not a missing resource.
+            raise serializers.ValidationError(exc.message) from None
 
 
-class CriterionEdit(CriterionCreate):
+class CriterionEditInput(CriterionCreateInput):
     """Every field optional: only those sent change. `metric` as key (its active version) or key@N."""
 
     def __init__(self, *args, **kwargs):
@@ -85,7 +96,10 @@ class CriterionEdit(CriterionCreate):
 
 
 @extend_schema(
-    tags=["program"], request=CriterionCreate, responses={201: CriterionOutput}, parameters=[IDEMPOTENCY_KEY]
+    tags=["program"],
+    request=CriterionCreateInput,
+    responses={201: CriterionOutput},
+    parameters=[IDEMPOTENCY_KEY],
 )
 class GateCriteria(APIView):
     permission_classes = [RoleRequired]
@@ -93,7 +107,7 @@ class GateCriteria(APIView):
 
     @idempotent
     def post(self, request, pk):
-        data = CriterionCreate(data=request.data)
+        data = CriterionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_add(
             actor=request.user, gate=get_object_or_404(Gate, pk=pk), **data.validated_data
@@ -112,10 +126,10 @@ class CriterionDetail(APIView):
     def write_rule(self):
         return WRITE_RULES["criterion_delete" if self.request.method == "DELETE" else "criterion_edit"]
 
-    @extend_schema(request=CriterionEdit, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(request=CriterionEditInput, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def patch(self, request, pk):
-        data = CriterionEdit(data=request.data)
+        data = CriterionEditInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_edit(
             actor=request.user, criterion=get_object_or_404(Criterion, pk=pk), **data.validated_data
@@ -139,14 +153,7 @@ class GateRepin(APIView):
     @idempotent
     def post(self, request, pk):
         gate = services.gate_repin(actor=request.user, gate=get_object_or_404(Gate, pk=pk))
-        return Response(GateOutput(_gate(gate.pk)).data)
-
-
-def _gate(pk: int) -> Gate:
-    try:
-        return selectors.gate_get(pk)
-    except Gate.DoesNotExist:
-        raise ApplicationError(f"There is no gate {pk}.", status=404) from None
+        return Response(GateOutput(gate_detail_or_404(gate.pk)).data)
 
 
 class AttestInput(serializers.Serializer):

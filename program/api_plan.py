@@ -11,7 +11,8 @@ from rest_framework.views import APIView
 from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from program import services
-from program.api import WRITE_RULES, PhaseOutput
+from program.api.programs import PhaseOutput
+from program.api.rules import WRITE_RULES
 from program.models import Phase
 
 

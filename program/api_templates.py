@@ -31,7 +31,8 @@ class TemplateCriterionOutput(serializers.Serializer):
     operator = serializers.CharField(allow_null=True)
     threshold = serializers.FloatField(allow_null=True)
     require_significant = serializers.BooleanField()
-    required = serializers.BooleanField()
+    # The JSON field is named `required`; DRF's Field.required (a bool) is another thing.
+    required = serializers.BooleanField()  # type: ignore[assignment]
     min_samples = serializers.IntegerField()
     window_days = serializers.IntegerField(allow_null=True)
 

@@ -70,7 +70,7 @@ def calibration_points(start: datetime, now: datetime, *, limit: int = MAX_POINT
     last = _midnight(now)
     weeks = max(0, (last - start).days // STEP_DAYS)
     step = timedelta(days=STEP_DAYS * max(1, math.ceil(weeks / (limit - 1))))
-    grid = []
+    grid: list[datetime] = []
     moment = last
     while moment > start and len(grid) < limit - 1:
         grid.append(moment)
@@ -82,7 +82,7 @@ def calibration_points(start: datetime, now: datetime, *, limit: int = MAX_POINT
 
 def _label(criterion: Criterion) -> str:
     if criterion.kind == Criterion.Kind.ABSOLUTE:
-        return f"candidate {criterion.statistic or criterion.metric.statistic}"
+        return f"candidate {criterion.statistic or (criterion.metric.statistic if criterion.metric else '')}"
     return "improvement %" if criterion.kind == Criterion.Kind.IMPROVEMENT else "relative performance"
 
 
@@ -101,7 +101,8 @@ def criterion_calibration(
     if criterion.kind == Criterion.Kind.MANUAL:
         calibration.unavailable = "A manual attestation has no numbers to replay."
         return calibration
-    if criterion.unbound_slots:
+    metric_id = criterion.metric_id
+    if criterion.unbound_slots or metric_id is None:
         calibration.unavailable = "Bind its template slots first: there is no metric to replay yet."
         return calibration
     if criterion.tag_filters or criterion.group_by:
@@ -115,7 +116,7 @@ def criterion_calibration(
         # would only say "too few samples" and squeeze the weeks that have some.
         start = datetime.combine(program.start_date, time.min, tzinfo=UTC)
         first = series_first_day(
-            definition_id=criterion.metric_id,
+            definition_id=metric_id,
             workload_id=criterion.workload_id,
             baseline=baseline,
             candidate=candidate,
@@ -126,7 +127,7 @@ def criterion_calibration(
     points = sorted(points)[-MAX_POINTS:]
     windows = [(criterion_window_start(criterion, t), None if t >= now else t) for t in points]
     sides = sides_over_time(
-        definition_id=criterion.metric_id,
+        definition_id=metric_id,
         workload_id=criterion.workload_id,
         windows=windows,
         baseline=baseline,

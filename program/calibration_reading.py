@@ -8,7 +8,11 @@ from program.calibration import Calibration, CalibrationPoint
 from program.models import Criterion, CriterionResult
 
 Outcome = CriterionResult.Outcome
-VERB = {Outcome.PASS: "passed", Outcome.FAIL: "failed", Outcome.INCONCLUSIVE: "been inconclusive"}
+VERB: dict[str, str] = {
+    Outcome.PASS: "passed",
+    Outcome.FAIL: "failed",
+    Outcome.INCONCLUSIVE: "been inconclusive",
+}
 
 
 def _num(value: float) -> str:
@@ -46,7 +50,8 @@ def _advice(calibration: Calibration, judged: list[CalibrationPoint], flips: int
     margins = [m for m in (_margin(p, calibration) for p in judged) if m is not None]
     widths = sorted((p.value_ci[1] - p.value_ci[0]) / 2 for p in judged if p.value_ci)
     noise = widths[len(widths) // 2] if widths else None  # the typical interval half-width
-    if outcomes == {Outcome.PASS} and margins and len(judged) >= 3:
+    # Margins exist only with a threshold; the first two readings compare with it.
+    if threshold is not None and outcomes == {Outcome.PASS} and margins and len(judged) >= 3:
         closest = min(margins)
         if noise is not None and closest < noise:
             return (
@@ -58,7 +63,7 @@ def _advice(calibration: Calibration, judged: list[CalibrationPoint], flips: int
             f"It passed at every point with data, never closer than {_num(closest)} to the threshold "
             f"{_num(threshold)}: if the early numbers would not have convinced you, the threshold is loose."
         )
-    if Outcome.PASS not in outcomes and margins:
+    if threshold is not None and Outcome.PASS not in outcomes and margins:
         best = max(margins)
         where = "short of" if best < 0 else "past"
         return (

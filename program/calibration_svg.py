@@ -17,12 +17,13 @@ OUTCOME_COLOURS = {"pass": "#1f8a4c", "fail": "#c0392b", "inconclusive": "#b7791
 BAND = "#c9d6f5"
 
 
-def _runs(points: list[CalibrationPoint]) -> list[list[CalibrationPoint]]:
-    """Consecutive points that have an interval: one band each, so a gap is not drawn over."""
-    runs: list[list[CalibrationPoint]] = [[]]
+def _runs(points: list[CalibrationPoint]) -> list[list[tuple[datetime, tuple[float, float]]]]:
+    """Consecutive points that have an interval (moment, interval): one band each, so a gap is not
+    drawn over."""
+    runs: list[list[tuple[datetime, tuple[float, float]]]] = [[]]
     for point in points:
         if point.value_ci:
-            runs[-1].append(point)
+            runs[-1].append((point.at, point.value_ci))
         elif runs[-1]:
             runs.append([])
     return [run for run in runs if run]
@@ -30,11 +31,13 @@ def _runs(points: list[CalibrationPoint]) -> list[list[CalibrationPoint]]:
 
 def calibration_svg(calibration: Calibration, *, width: int = 560, height: int = 220) -> SafeString:
     points = calibration.points
-    valued = [p for p in points if p.value is not None]
+    valued = [(p.at, p.value) for p in points if p.value is not None]
     if not valued:
         return mark_safe('<p class="muted small">No point had enough samples for a number yet.</p>')
     left, right, top, bottom = 56, 12, 26, 34
-    ys = [p.value for p in valued] + [b for p in valued if p.value_ci for b in p.value_ci]
+    ys = [value for _, value in valued] + [
+        b for p in points if p.value is not None and p.value_ci for b in p.value_ci
+    ]
     if calibration.threshold is not None:
         ys.append(calibration.threshold)
     y_lo, y_hi = min(ys), max(ys)
@@ -67,8 +70,8 @@ def calibration_svg(calibration: Calibration, *, width: int = 560, height: int =
         f"{points[-1].at:%-d %b %Y}</text>"
     )
     for run in _runs(points):
-        upper = " ".join(f"{sx(p.at):.1f},{sy(p.value_ci[1]):.1f}" for p in run)
-        lower = " ".join(f"{sx(p.at):.1f},{sy(p.value_ci[0]):.1f}" for p in reversed(run))
+        upper = " ".join(f"{sx(at):.1f},{sy(ci[1]):.1f}" for at, ci in run)
+        lower = " ".join(f"{sx(at):.1f},{sy(ci[0]):.1f}" for at, ci in reversed(run))
         parts.append(f'<polygon points="{upper} {lower}" fill="{BAND}" stroke="{BAND}" stroke-width="3"/>')
     if calibration.threshold is not None:
         y = sy(calibration.threshold)
@@ -76,7 +79,7 @@ def calibration_svg(calibration: Calibration, *, width: int = 560, height: int =
             f'<line x1="{left}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" stroke="{THRESHOLD}" '
             f'stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
-    line = " ".join(f"{sx(p.at):.1f},{sy(p.value):.1f}" for p in valued)
+    line = " ".join(f"{sx(at):.1f},{sy(value):.1f}" for at, value in valued)
     parts.append(f'<polyline points="{line}" fill="none" stroke="{PALETTE[1]}" stroke-width="1.6"/>')
     for p in points:
         colour = OUTCOME_COLOURS.get(p.outcome, MUTED)

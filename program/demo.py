@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 
 from dateutil.relativedelta import relativedelta
 from django.utils import timezone
@@ -38,7 +38,7 @@ def _pass_with_evidence(gate: Gate, lead, note: str) -> None:
         services.criterion_attest(
             actor=lead, criterion=criterion, link="https://wiki.example.com/rebuild/runbook"
         )
-    services.gate_decide(gate=gate, lead=lead, decision="pass", note=note)
+    services.gate_decide(gate=gate, actor=lead, decision="pass", note=note)
 
 
 def demo_load(*, users, stdout) -> None:
@@ -86,7 +86,7 @@ def demo_load(*, users, stdout) -> None:
     )
     services.gate_decide(
         gate=checkpoint,
-        lead=lead,
+        actor=lead,
         decision="waive",
         note="Object-store tuning lands in cutover; 9% slower saves do not block the canary.",
     )
@@ -167,7 +167,7 @@ def _backdate(program: Program, start) -> None:
     Phase.objects.filter(pk=canary.pk).update(actual_start=poc_end, actual_end=canary_end)
     Phase.objects.filter(pk=cutover.pk).update(actual_start=canary_end)
     for phase, day in ((poc, poc_end), (canary, canary_end)):
-        moment = timezone.make_aware(timezone.datetime.combine(day, timezone.datetime.min.time()))
+        moment = timezone.make_aware(datetime.combine(day, time.min))
         Decision.objects.filter(gate__phase=phase).update(decided_at=moment)
 
 

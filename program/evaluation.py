@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, TypedDict
 
 from django.utils import timezone
 
 from metrics.inference import judge, judge_shift
-from metrics.models import MetricDefinition, System
+from metrics.models import MetricDefinition, System, Workload
 from metrics.selectors import Comparison, comparison_compute
 from metrics.selectors.comparison import comparison_of_sides
 from metrics.selectors.comparison.compute import comparison_of_slices
@@ -26,6 +27,26 @@ from program.evaluation_groups import worst_group_of
 from program.models import Criterion, CriterionResult
 
 Outcome = CriterionResult.Outcome
+MSG_NO_SHIFT = (
+    "a distribution criterion compares two systems: it needs a relative or improvement "
+    "threshold above 0 × the baseline."
+)
+
+
+class _Judged(TypedDict):
+    """What every comparison of one criterion is asked (metrics.selectors.comparison)."""
+
+    definition: MetricDefinition
+    workload: Workload | None
+    since: datetime | None
+    statistic: str | None
+    min_samples: int
+    null_ratio: float
+
+
+class _Sliced(TypedDict):
+    tag_filters: dict[str, list[str]]
+    group_by: str | None
 
 
 @dataclass
@@ -33,7 +54,7 @@ class Judgement:
     outcome: str
     reason: str
     value: float | None = None
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 def criterion_judge(
@@ -62,22 +83,21 @@ def criterion_judge(
 
     shift_ratio = distribution_null_ratio(criterion)
     if criterion.statistic == "distribution" and shift_ratio is None:
-        return Judgement(
-            Outcome.INCONCLUSIVE,
-            "a distribution criterion compares two systems: it needs a relative or improvement "
-            "threshold above 0 × the baseline.",
-        )
+        return Judgement(Outcome.INCONCLUSIVE, MSG_NO_SHIFT)
+    metric = definition or criterion.metric
+    if metric is None:  # the services refuse a measured criterion without one (or an unbound slot)
+        return Judgement(Outcome.INCONCLUSIVE, "needs a metric.")
     now = now or timezone.now()
     since = criterion_window_start(criterion, now)
-    options = {
-        "definition": definition or criterion.metric,
+    options: _Judged = {
+        "definition": metric,
         "workload": criterion.workload,
         "since": since,
         "statistic": criterion.statistic or None,
         "min_samples": criterion.min_samples,
         "null_ratio": shift_ratio or 1.0,
     }
-    sliced = {"tag_filters": criterion.tag_filters or {}, "group_by": criterion.group_by or None}
+    sliced: _Sliced = {"tag_filters": criterion.tag_filters or {}, "group_by": criterion.group_by or None}
     if sides is None:
         comparison = comparison_compute(baseline=baseline, candidate=candidate, **options, **sliced)
     elif isinstance(sides, SlicedSides):
@@ -99,7 +119,9 @@ def criterion_judge(
     return Judgement(outcome, reason, value, evidence)
 
 
-def comparison_judge(criterion: Criterion, comparison: Comparison, *, since, until) -> Judgement:
+def comparison_judge(
+    criterion: Criterion, comparison: Comparison, *, since: datetime | None, until: datetime
+) -> Judgement:
     """One comparison (the pooled one, or one group's) against the criterion's threshold."""
     shift_ratio = distribution_null_ratio(criterion)
     now = until
@@ -116,7 +138,11 @@ def comparison_judge(criterion: Criterion, comparison: Comparison, *, since, unt
             f"need {criterion.min_samples}.",
             evidence=evidence,
         )
+    if criterion.threshold is None:  # the services refuse a measured criterion without one
+        return Judgement(Outcome.INCONCLUSIVE, "needs a threshold.", evidence=evidence)
     if comparison.statistic == "distribution":
+        if shift_ratio is None:
+            return Judgement(Outcome.INCONCLUSIVE, MSG_NO_SHIFT, evidence=evidence)
         outcome, why = judge_shift(
             estimate=comparison.relative_performance,
             p_better=comparison.p_value,

@@ -22,6 +22,11 @@ class ReopenForm(forms.Form):
     )
 
 
+def _template_choices() -> list[tuple[str, str]]:
+    """Read when a form is made: a template file added meanwhile is offered without a restart."""
+    return [(key, key) for key in blueprint_keys()]
+
+
 class ProgramForm(forms.Form):
     slug = forms.SlugField(
         max_length=80, help_text="Short name used in URLs and the API, e.g. 'frontier-2027'."
@@ -39,7 +44,7 @@ class ProgramForm(forms.Form):
         queryset=System.objects.all(), to_field_name="key", help_text="The new stack."
     )
     template = forms.ChoiceField(
-        choices=[], help_text="Phases, exit gates and suggested criteria to start from."
+        choices=_template_choices, help_text="Phases, exit gates and suggested criteria to start from."
     )
 
     SLOT_PREFIX = "slot_"
@@ -50,7 +55,6 @@ class ProgramForm(forms.Form):
         when the registry has it. Two queries whatever the number of slots."""
         super().__init__(*args, **kwargs)
         keys = blueprint_keys()
-        self.fields["template"].choices = [(key, key) for key in keys]
         self.slots = blueprint_slots(blueprint_load(template)) if template in keys else []
         metrics = [
             (d.key, f"{d.key}@{d.version} — {d.name}")

@@ -48,8 +48,10 @@ class MigrationStateForm(forms.Form):
         kwargs.setdefault("prefix", f"m{migration.pk}")
         super().__init__(*args, **kwargs)
         self.migration = migration
-        self.fields["state"].choices = [
+        self.moves = [
             (value, label)
             for value, label in WorkloadMigration.State.choices
             if migration.state in WorkloadMigration.TRANSITIONS[value]
         ]
+        # The declared field is copied per form; its choices are this migration's moves.
+        self.fields["state"] = forms.ChoiceField(choices=self.moves)

@@ -133,6 +133,8 @@ class Gate(models.Model):
     # Set when a definition a criterion pins got a newer active version.
     stale = models.BooleanField(default=False)
     last_evaluated_at = models.DateTimeField(null=True, blank=True)
+    # Set by program.selectors.gate_get: the evaluation whose results the gate page shows.
+    latest_evaluation: Evaluation | None
 
     class Meta:
         ordering = ["due_date", "id"]
@@ -334,7 +336,7 @@ class WorkloadMigration(models.Model):
     notes = models.TextField(blank=True)
 
     # Allowed-from table: target state -> states it may be reached from. Nothing goes back to on_old.
-    TRANSITIONS = {
+    TRANSITIONS: dict[str, set[str]] = {
         State.ON_OLD: set(),
         State.DUAL_RUN: {State.ON_OLD, State.ROLLED_BACK},
         State.ON_NEW: {State.DUAL_RUN},

@@ -8,7 +8,6 @@ from __future__ import annotations
 from django.dispatch import receiver
 from django.urls import reverse
 
-from core.outbox import outbox_add
 from metrics.dependents import Dependent, supersede_provider_register
 from metrics.signals import definition_superseded, observations_ingested, rollups_refreshed
 from program.models import Gate
@@ -26,7 +25,9 @@ def evaluate_after_ingest(sender, *, definition_ids, **kwargs):
 
 @receiver(definition_superseded, dispatch_uid="program.mark_stale")
 def mark_stale(sender, *, old_id, new_id, **kwargs):
-    outbox_add(task="program.tasks.mark_gates_stale", args=[old_id, new_id])
+    from program.services import gates_mark_stale_queue
+
+    gates_mark_stale_queue(old_definition_id=old_id, new_definition_id=new_id)
 
 
 def gates_stale_on_supersede(definition) -> list[Dependent]:

@@ -9,6 +9,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from core.audit import transitions_for_many
+from core.models import Transition
 from program.models import (
     Criterion,
     CriterionResult,
@@ -80,7 +81,7 @@ def gate_get(gate_id: int) -> Gate:
     return gate
 
 
-def gate_history(gate: Gate):
+def gate_history(gate: Gate) -> QuerySet[Transition]:
     return transitions_for_many(Gate, [gate.pk]).order_by("-at", "-id")
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from metrics.models import MetricDefinition
 from program.models import Criterion, Gate, Program
 from program.services.bindings import program_slots
 
@@ -49,7 +50,7 @@ def program_bindings(program: Program) -> list[SlotBinding]:
             if value is None:
                 row.unbound += criterion.gate.status not in Gate.DECIDED
                 continue
-            label = value.ref if row.kind == "metric" else value.key
+            label = value.ref if isinstance(value, MetricDefinition) else value.key
             if label not in row.bound:
                 row.bound.append(label)
     return list(rows.values())

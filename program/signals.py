@@ -1,4 +1,5 @@
-"""Hooks the freeze app listens to; program never imports freeze (DESIGN.md §1)."""
+"""Hooks the freeze app listens to; program never imports freeze (docs/architecture.md, "The apps
+and their arrows")."""
 
 from django.dispatch import Signal
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -8,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.forms import add_service_error
+from core.models import Transition
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
 from metrics.selectors.comparison.tags import tag_filters_text
@@ -18,7 +22,7 @@ from program.forms import DecisionForm, ProgramForm, ReopenForm
 from program.forms_criteria import CriterionForm, criterion_choices, edit_form
 from program.gate_extensions import gate_panels
 from program.history import program_history
-from program.models import Criterion, Gate, Phase, Program
+from program.models import Criterion, CriterionResult, Gate, Phase, Program
 from program.services.gate_triggers import REEVALUATION_REQUESTED
 from program.services.gates import EVALUATE_ROLES
 from program.shadows import criteria_shadows
@@ -133,8 +137,14 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
     edit_forms = edit_forms or {}
     criteria = []
     for criterion in gate_criteria:
-        result = criterion.latest_results[0] if criterion.latest_results else None
-        item = {"criterion": criterion, "result": result, "shadows": shadows.get(criterion.pk, [])}
+        # Prefetched by program.selectors.gate_get (to_attr), which every gate page reads the gate with.
+        latest: list[CriterionResult] = getattr(criterion, "latest_results", [])
+        result = latest[0] if latest else None
+        item: dict[str, Any] = {
+            "criterion": criterion,
+            "result": result,
+            "shadows": shadows.get(criterion.pk, []),
+        }
         item["tags_text"] = tag_filters_text(criterion.tag_filters or {})
         if result and result.evidence.get("baseline"):
             item.update(_evidence_views(criterion, result))
@@ -149,7 +159,7 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
         "repin_moves": stale_moves(gate_criteria, active_of(versions)),
         "decisions": list(gate.decisions.all()),
         "history": _gate_history(gate),
-        "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric_id]),
+        "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric is not None]),
         "can_decide": can_decide,
         "can_edit_criteria": can_edit,
         "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
@@ -162,14 +172,23 @@ def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None
     return context
 
 
-def _gate_history(gate: Gate) -> list:
-    records = list(selectors.gate_history(gate))
-    for record in records:
-        if record.action == REEVALUATION_REQUESTED:
-            record.sentence = "queued a re-evaluation"  # the reason (which exception, what happened) follows
-        else:
-            record.sentence = criteria_change_sentence(record)
-    return records
+@dataclass(frozen=True)
+class GateHistoryLine:
+    transition: Transition
+    sentence: str  # blank: the page shows the action and its states
+
+
+def _gate_history(gate: Gate) -> list[GateHistoryLine]:
+    return [
+        GateHistoryLine(
+            record,
+            # The reason (which exception, what happened) follows on the page.
+            "queued a re-evaluation"
+            if record.action == REEVALUATION_REQUESTED
+            else criteria_change_sentence(record),
+        )
+        for record in selectors.gate_history(gate)
+    ]
 
 
 def _gate_or_404(pk: int) -> Gate:
@@ -203,7 +222,7 @@ def gate_decide(request, pk: int):
     status = 400
     if form.is_valid():
         try:
-            services.gate_decide(gate=gate, lead=request.user, **form.cleaned_data)
+            services.gate_decide(gate=gate, actor=request.user, **form.cleaned_data)
         except ApplicationError as exc:
             # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
             status = add_service_error(form, exc, fallback_field="decision")
@@ -230,7 +249,7 @@ def gate_reopen(request, pk: int):
     status = 400
     if form.is_valid():
         try:
-            services.gate_reopen(gate=gate, lead=request.user, reason=form.cleaned_data["reason"])
+            services.gate_reopen(gate=gate, actor=request.user, reason=form.cleaned_data["reason"])
         except ApplicationError as exc:
             status = add_service_error(form, exc, fallback_field="reason")
         else:

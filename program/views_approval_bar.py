@@ -32,12 +32,12 @@ def program_approval_bar(request, slug: str):
     program = get_object_or_404(Program, slug=slug)
     form = ApprovalBarForm(request.POST)
     if not form.is_valid():
-        errors = "; ".join(e for errs in form.errors.values() for e in errs)
+        errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)
         messages.error(request, f"Approval bar not changed: {errors}")
         return redirect("program:detail", slug=slug)
     weeks = form.cleaned_data["approval_bar_weeks"]
     try:
-        services.program_set_approval_bar(lead=request.user, program=program, weeks=weeks)
+        services.program_set_approval_bar(actor=request.user, program=program, weeks=weeks)
     except ApplicationError as exc:
         messages.error(request, f"Approval bar not changed: {exc}")
     else:

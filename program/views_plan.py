@@ -6,6 +6,8 @@ comes back with what was typed and the service's status (400 bad input, 409 stat
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -37,7 +39,7 @@ def _program(slug: str) -> Program:
 def _advance_context(program: Program, form: AdvanceForm) -> dict:
     phases = list(program.phases.all())
     current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
-    context = {"program": program, "current": current, "form": form}
+    context: dict[str, Any] = {"program": program, "current": current, "form": form}
     if current is None:
         return context
     today = timezone.localdate()
@@ -156,7 +158,7 @@ def _migrations_page(request, program: Program, status: int = 200, bound: Migrat
             form = bound
         else:
             form = MigrationStateForm(migration=migration)
-        rows.append((migration, form if form.fields["state"].choices else None))
+        rows.append((migration, form if form.moves else None))
     context = {"program": program, "rows": rows}
     return render(request, "program/migrations.html", context, status=status)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from metrics.models import ComparedStatistic
 from program.models import Criterion, Phase
 
 SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -126,7 +127,7 @@ def _criterion(spec: Any, where: str, slots: dict[str, set[str]]) -> None:
             _slot_ref(spec["workload_slot"], f"{where}.workload_slot", slots["workloads"], "workload")
     if "operator" in spec and spec["operator"] not in Criterion.Operator.values:
         _fail(f"{where}.operator", f"must be one of {', '.join(Criterion.Operator.values)}")
-    statistic_choices = [value for value, _ in Criterion._meta.get_field("statistic").choices]
+    statistic_choices = ComparedStatistic.values
     if "statistic" in spec and spec["statistic"] not in statistic_choices:
         _fail(f"{where}.statistic", f"must be one of {', '.join(statistic_choices)}")
     if "min_samples" in spec:

@@ -9,14 +9,18 @@ from program.services.criteria import (
     criterion_edit,
     gate_repin,
 )
+from program.services.gate_queue import (
+    gate_evaluate_queued,
+    gate_evaluation_queue,
+    gates_evaluate_for_definitions,
+    gates_mark_stale_queue,
+)
 from program.services.gate_triggers import gates_reevaluate_for_metric_keys
 from program.services.gates import (
     gate_add,
     gate_decide,
     gate_evaluate,
-    gate_evaluation_queue,
     gate_reopen,
-    gates_evaluate_for_definitions,
     gates_mark_stale,
 )
 from program.services.migrations import migration_set_state, migration_upsert
@@ -31,11 +35,13 @@ __all__ = [
     "gate_add",
     "gate_decide",
     "gate_evaluate",
+    "gate_evaluate_queued",
     "gate_evaluation_queue",
     "gate_reopen",
     "gate_repin",
     "gates_evaluate_for_definitions",
     "gates_mark_stale",
+    "gates_mark_stale_queue",
     "gates_reevaluate_for_metric_keys",
     "migration_set_state",
     "migration_upsert",

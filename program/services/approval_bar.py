@@ -5,6 +5,7 @@ keep what they were given."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from core.audit import transition_record
@@ -16,8 +17,9 @@ from program.models import Program
 MSG_WEEKS = f"approval_bar_weeks must be a whole number of weeks from 1 to {MAX_BAR_WEEKS}, or empty (off)."
 
 
-def program_set_approval_bar(*, lead, program: Program, weeks: int | None) -> Program:
-    require_role(lead, PROGRAM_LEADS, "set the approval bar")
+def program_set_approval_bar(*, actor: User, program: Program, weeks: int | None) -> Program:
+    """Program leads only: the bar decides who must approve freeze exceptions near a due date."""
+    require_role(actor, PROGRAM_LEADS, "set the approval bar")
     if weeks is not None and (
         isinstance(weeks, bool) or not isinstance(weeks, int) or not 1 <= weeks <= MAX_BAR_WEEKS
     ):
@@ -32,7 +34,7 @@ def program_set_approval_bar(*, lead, program: Program, weeks: int | None) -> Pr
         transition_record(
             subject=program,
             action="approval_bar_set",
-            actor=lead,
+            actor=actor,
             data={"before": before, "after": weeks},
         )
     return program

@@ -8,7 +8,9 @@ decision, and refusing would make a slot unbindable for good once an early gate 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 
@@ -19,7 +21,7 @@ from metrics.models import MetricDefinition, Workload
 from metrics.selectors import definition_resolve
 from program.blueprints import Slot, blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Program
-from program.services.gates import gate_evaluation_queue
+from program.services.gate_queue import gate_evaluation_queue
 
 Bound = MetricDefinition | Workload | None
 
@@ -63,7 +65,9 @@ def _suggested(slot: Slot) -> Bound:
     return Workload.objects.filter(key=slot.suggested).first()
 
 
-def bindings_resolve(slots: list[Slot], bindings: dict | None, *, suggest: bool) -> dict[str, Bound]:
+def bindings_resolve(
+    slots: list[Slot], bindings: dict[str, Any] | None, *, suggest: bool
+) -> dict[str, Bound]:
     """Registry rows for the named slots. With `suggest`, a slot left out takes its suggested key when
     the registry has it (else None: unbound); a slot given as null stays unbound on purpose.
     An unknown slot or key is a 400 naming `bindings.<slot>`."""
@@ -119,8 +123,9 @@ class BindResult:
 
 
 @transaction.atomic
-def program_bind(*, actor, program: Program, bindings: dict) -> BindResult:
-    """Bind slots to keys in every criterion of the program that uses them, on undecided gates only.
+def program_bind(*, actor: User, program: Program, bindings: dict[str, Any]) -> BindResult:
+    """Program leads only. Bind slots to keys in every criterion of the program that uses them, on
+    undecided gates only.
 
     The touched gates are queued for evaluation after commit; the binding is audited on the program."""
     require_role(actor, PROGRAM_LEADS, "bind template slots")
@@ -132,7 +137,9 @@ def program_bind(*, actor, program: Program, bindings: dict) -> BindResult:
     program = Program.objects.select_for_update().get(pk=program.pk)
     slots = program_slots(program)
     resolved = bindings_resolve(slots, bindings, suggest=False)
-    kinds = {slot.name: slot.kind for slot in slots}
+    # Split by kind: a metric slot resolves to a definition, a workload slot to a workload.
+    metrics = {name: value for name, value in resolved.items() if isinstance(value, MetricDefinition)}
+    workloads = {name: value for name, value in resolved.items() if isinstance(value, Workload)}
     criteria = list(
         Criterion.objects.select_for_update(of=("self",))
         .select_related("gate")
@@ -145,10 +152,10 @@ def program_bind(*, actor, program: Program, bindings: dict) -> BindResult:
         if criterion.gate.status in Gate.DECIDED:
             skipped.add(criterion.gate.name)
             continue
-        if criterion.slot in resolved and kinds[criterion.slot] == "metric":
-            criterion.metric = resolved[criterion.slot]
-        if criterion.workload_slot in resolved and kinds[criterion.workload_slot] == "workload":
-            criterion.workload = resolved[criterion.workload_slot]
+        if criterion.slot in metrics:
+            criterion.metric = metrics[criterion.slot]
+        if criterion.workload_slot in workloads:
+            criterion.workload = workloads[criterion.workload_slot]
         changed.append(criterion)
         gates.add(criterion.gate_id)
     Criterion.objects.bulk_update(changed, ["metric", "workload"])

@@ -6,6 +6,9 @@ gate's last judgement was made against the criteria as they were."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -17,7 +20,8 @@ from metrics.models import MetricDefinition
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program.evaluation import distribution_null_ratio
 from program.models import Criterion, Gate
-from program.services.gates import MSG_ALREADY_DECIDED, gate_evaluation_queue, require_gate_state
+from program.services.gate_queue import gate_evaluation_queue
+from program.services.gates import MSG_ALREADY_DECIDED, require_gate_state
 from program.versions import active_versions, pinned_keys, stale_moves
 
 # What a lead may change on a criterion (PATCH /api/v1/criteria/{id}/, the edit form).
@@ -37,7 +41,7 @@ EDITABLE_FIELDS = (
     "required",
 )
 # A manual criterion has no measurement: these are cleared when one becomes manual.
-MEASUREMENT_FIELDS = {
+MEASUREMENT_FIELDS: dict[str, Any] = {
     "metric": None,
     "workload": None,
     "statistic": "",
@@ -125,7 +129,7 @@ def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
     _require_testable_distribution(criterion)
 
 
-def _shown(value) -> object:
+def _shown(value: object) -> object:
     """A field's value as the audit row keeps it: metrics by ref, workloads by key."""
     if isinstance(value, MetricDefinition):
         return value.ref
@@ -133,8 +137,8 @@ def _shown(value) -> object:
 
 
 @transaction.atomic
-def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
-    """A criterion pins its metric version; only undecided gates take new criteria."""
+def criterion_add(*, actor: User, gate: Gate, **fields: Any) -> Criterion:
+    """Program leads only. A criterion pins its metric version; only undecided gates take new criteria."""
     require_role(actor, PROGRAM_LEADS, "add criteria")
     gate = _locked_gate(gate.pk, "add_criterion")
     criterion = Criterion(gate=gate, **fields)
@@ -154,9 +158,10 @@ def criterion_add(*, actor, gate: Gate, **fields) -> Criterion:
 
 
 @transaction.atomic
-def criterion_edit(*, actor, criterion: Criterion, **changes) -> Criterion:
-    """Change any of EDITABLE_FIELDS; the audit row keeps each changed field as [old, new]. A changed
-    metric must be pinnable; an unchanged one may stay on its old version (re-pinning is its own step)."""
+def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Criterion:
+    """Program leads only. Change any of EDITABLE_FIELDS; the audit row keeps each changed field as
+    [old, new]. A changed metric must be pinnable; an unchanged one may stay on its old version
+    (re-pinning is its own step)."""
     require_role(actor, PROGRAM_LEADS, "edit criteria")
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:
@@ -198,8 +203,9 @@ def criterion_edit(*, actor, criterion: Criterion, **changes) -> Criterion:
 
 
 @transaction.atomic
-def criterion_delete(*, actor, criterion: Criterion) -> None:
-    """Its results in earlier evaluations go with it; decisions keep their frozen evidence."""
+def criterion_delete(*, actor: User, criterion: Criterion) -> None:
+    """Program leads only. Its results in earlier evaluations go with it; decisions keep their frozen
+    evidence."""
     require_role(actor, PROGRAM_LEADS, "delete criteria")
     gate = _locked_gate(criterion.gate_id, "delete_criterion")
     criterion = _current(criterion)
@@ -215,9 +221,10 @@ def criterion_delete(*, actor, criterion: Criterion) -> None:
 
 
 @transaction.atomic
-def gate_repin(*, actor, gate: Gate) -> Gate:
-    """Move every stale criterion (pinned to a non-active version of a key that has an active one) to
-    the active version, in one step, and clear the gate's stale flag. Nothing stale: nothing changes."""
+def gate_repin(*, actor: User, gate: Gate) -> Gate:
+    """Program leads only. Move every stale criterion (pinned to a non-active version of a key that has
+    an active one) to the active version, in one step, and clear the gate's stale flag. Nothing stale:
+    nothing changes."""
     require_role(actor, PROGRAM_LEADS, "re-pin criteria")
     gate = _locked_gate(gate.pk, "repin")
     criteria = list(gate.criteria.select_related("metric"))
@@ -252,8 +259,8 @@ def _clear_stale_if_current(gate: Gate) -> bool:
 
 
 @transaction.atomic
-def criterion_attest(*, actor, criterion: Criterion, link: str = "") -> Criterion:
-    """A person vouches for a manual checklist item (with a link to the proof)."""
+def criterion_attest(*, actor: User, criterion: Criterion, link: str = "") -> Criterion:
+    """Program leads only: the lead vouches for a manual checklist item (with a link to the proof)."""
     require_role(actor, PROGRAM_LEADS, "attest checklist items")
     if criterion.kind != Criterion.Kind.MANUAL:
         raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)

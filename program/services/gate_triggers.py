@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+
 from core.audit import transition_record
 from program.models import Gate
-from program.services.gates import gate_evaluation_queue
+from program.services.gate_queue import gate_evaluation_queue
 
 REEVALUATION_REQUESTED = "reevaluation_requested"
 
 
-def gates_using_metric_keys(metric_keys: Iterable[str]):
+def gates_using_metric_keys(metric_keys: Iterable[str]) -> QuerySet[Gate]:
     """Undecided gates with a criterion on any version of these metrics (one query)."""
     return (
         Gate.objects.filter(status__in=Gate.UNDECIDED, criteria__metric__key__in=list(metric_keys))
@@ -26,9 +29,12 @@ def gates_using_metric_keys(metric_keys: Iterable[str]):
     )
 
 
-def gates_reevaluate_for_metric_keys(*, metric_keys: Iterable[str], reason: str, actor=None) -> list[int]:
+def gates_reevaluate_for_metric_keys(
+    *, metric_keys: Iterable[str], reason: str, actor: User | None = None
+) -> list[int]:
     """Call inside the caller's transaction: record `reason` on each undecided gate using these metrics
-    and queue its evaluation through the outbox. Returns the gates' ids."""
+    and queue its evaluation through the outbox. Returns the gates' ids. No role: the caller's service
+    checked it; `actor` (None: the system) is who the gates' history names."""
     keys = sorted(set(metric_keys))
     if not keys:
         return []

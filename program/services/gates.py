@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from datetime import timedelta
+from datetime import date, timedelta
+from typing import Any
 
 import orjson
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
@@ -17,14 +18,13 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.outbox import outbox_add
 from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
 from metrics.rollups.read import Window, rollup_summaries
 from program.evaluation import criterion_judge
-from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase
+from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase, Program
 
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
@@ -54,12 +54,13 @@ def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
     )
 
 
-def _leads(gate: Gate) -> list:
+def _leads(gate: Gate) -> list[User]:
     return [gate.phase.program.lead]
 
 
 @transaction.atomic
-def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
+def gate_add(*, actor: User, phase: Phase, name: str, kind: str, due_date: date) -> Gate:
+    """Program leads only: a milestone or the exit gate (one per phase) of a phase not yet completed."""
     require_role(actor, PROGRAM_LEADS, "add gates")
     phase = Phase.objects.select_for_update().get(pk=phase.pk)
     require_state(
@@ -75,7 +76,7 @@ def gate_add(*, actor, phase: Phase, name: str, kind: str, due_date) -> Gate:
     return gate
 
 
-def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
+def _inputs_fingerprint(program: Program, criteria: list[Criterion]) -> str:
     """What the judgements depend on, read cheaply: each criterion's fields and, per measured one,
     the count, sum and latest time of its observations on each side. A criterion over the rollup
     threshold is judged from the day rollups (metrics.rollups), so their count, sum and last refresh
@@ -84,37 +85,38 @@ def _inputs_fingerprint(program, criteria: list[Criterion]) -> str:
     added."""
     now = timezone.now()
     sides_ids = [program.baseline_system_id, program.candidate_system_id]
-    payload: list = [*sides_ids]
+    payload: list[Any] = [*sides_ids]
     measured = [
-        c
+        (c, c.metric)
         for c in sorted(criteria, key=lambda c: c.pk)
-        if c.kind != Criterion.Kind.MANUAL and not c.unbound_slots  # the others are judged without data
+        # The others are judged without data (manual, or an unbound slot).
+        if c.kind != Criterion.Kind.MANUAL and not c.unbound_slots and c.metric is not None
     ]
     windows = [
-        Window(c.metric_id, c.workload_id, now - timedelta(days=c.window_days) if c.window_days else None)
-        for c in measured
+        Window(metric.pk, c.workload_id, now - timedelta(days=c.window_days) if c.window_days else None)
+        for c, metric in measured
     ]
     summaries = rollup_summaries(windows, baseline_id=sides_ids[0], candidate_id=sides_ids[1])
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
-    for c, window, summary in zip(measured, windows, summaries, strict=True):
+    for (c, metric), window, summary in zip(measured, windows, summaries, strict=True):
         if any(n > settings.ROLLUP_THRESHOLD for n, _, _ in summary.values()):
             payload.append(
-                [c.metric.unit, c.metric.direction, c.metric.statistic, "rollups", sorted(summary.items())]
+                [metric.unit, metric.direction, metric.statistic, "rollups", sorted(summary.items())]
             )
             continue
-        rows = Observation.objects.filter(definition_id=c.metric_id, system_id__in=sides_ids)
+        rows = Observation.objects.filter(definition_id=metric.pk, system_id__in=sides_ids)
         if c.workload_id:
             rows = rows.filter(workload_id=c.workload_id)
         if window.since:
             rows = rows.filter(observed_at__gte=window.since)
         sides = rows.values("system_id").annotate(n=Count("*"), total=Sum("value"), last=Max("observed_at"))
-        payload.append([c.metric.unit, c.metric.direction, c.metric.statistic, *sides.order_by("system_id")])
+        payload.append([metric.unit, metric.direction, metric.statistic, *sides.order_by("system_id")])
     return hashlib.sha256(orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
 @GATE_EVALUATION.time()
-def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
+def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     """Evaluate every criterion; store one result each. The same inputs twice reuse the last row,
     checked before any comparison runs.
 
@@ -136,13 +138,14 @@ def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
     with transaction.atomic():
         # Serialises evaluations of one gate: the second waits, then finds the first's row.
         gate = Gate.objects.select_for_update().select_related("phase__program__lead").get(pk=gate.pk)
-        evaluation, created = reused, False
         if reused is None:
             evaluation, created = Evaluation.objects.get_or_create(
                 gate=gate,
                 fingerprint=fingerprint,
                 defaults={"all_required_pass": bool(criteria) and not failing, "failing": failing},
             )
+        else:
+            evaluation, created = reused, False
         if created:
             CriterionResult.objects.bulk_create(
                 CriterionResult(
@@ -183,24 +186,7 @@ def gate_evaluate(*, gate: Gate, actor=None) -> Evaluation:
     return evaluation
 
 
-def gate_evaluation_queue(*, gate_id: int) -> bool:
-    """Queue an evaluation of the gate (program.tasks.evaluate_gate) in this transaction. A gate has at
-    most one waiting: a second request joins it, since it has read nothing yet. True if queued."""
-    key = f"gate-evaluate:{gate_id}"
-    return outbox_add(task="program.tasks.evaluate_gate", args=[gate_id], key=key) is not None
-
-
-def gates_evaluate_for_definitions(definition_ids: Iterable[int] | None = None) -> int:
-    """Queue the evaluation of each undecided gate whose criteria use these definitions (after an
-    ingest batch), or of every undecided gate. Returns how many were queued, not joined."""
-    gates = Gate.objects.filter(status__in=Gate.UNDECIDED)
-    if definition_ids is not None:
-        gates = gates.filter(criteria__metric_id__in=list(definition_ids))
-    gate_ids = gates.order_by("pk").values_list("pk", flat=True).distinct()
-    return sum(gate_evaluation_queue(gate_id=gate_id) for gate_id in gate_ids)
-
-
-def _evidence(gate: Gate, evaluation: Evaluation) -> dict:
+def _evidence(gate: Gate, evaluation: Evaluation) -> dict[str, Any]:
     results = evaluation.results.select_related("criterion__metric", "criterion__workload")
     return {
         "evaluation": evaluation.pk,
@@ -226,18 +212,18 @@ def _evidence(gate: Gate, evaluation: Evaluation) -> dict:
     }
 
 
-def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
-    """A program lead passes, fails or waives a gate; the evidence is frozen into the decision.
+def gate_decide(*, gate: Gate, actor: User, decision: str, note: str = "") -> Decision:
+    """Program leads only: the lead passes, fails or waives a gate; the evidence is frozen into the decision.
 
     Pass needs a fresh evaluation (made here) with every required criterion passing. Two leads at
     once: the conditional status update lets exactly one win; the other gets a 409."""
-    require_role(lead, PROGRAM_LEADS, "decide gates")
+    require_role(actor, PROGRAM_LEADS, "decide gates")
     if decision not in Decision.Verdict.values:
         raise ApplicationError("decision must be pass, fail or waive.", status=400, field="decision")
     if decision == Decision.Verdict.WAIVE and not note.strip():
         raise ApplicationError(MSG_WAIVE_NEEDS_NOTE, status=400, field="note")
     require_gate_state(gate, "decide", message=MSG_ALREADY_DECIDED)
-    evaluation = gate_evaluate(gate=gate, actor=lead)
+    evaluation = gate_evaluate(gate=gate, actor=actor)
     if decision == Decision.Verdict.PASS and not evaluation.all_required_pass:
         names = ", ".join(evaluation.failing) or "no criteria defined"
         raise ApplicationError(
@@ -260,7 +246,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
                     gate=gate,
                     decision=decision,
                     note=note,
-                    decided_by=lead,
+                    decided_by=actor,
                     evaluation=evaluation,
                     evidence=evidence,
                 )
@@ -269,7 +255,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
         transition_record(
             subject=gate,
             action="decided",
-            actor=lead,
+            actor=actor,
             from_state="undecided",
             to_state=target,
             reason=note,
@@ -278,7 +264,7 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
         notification_send(
             event="gate.decided",
             subject=f"Gate '{gate.name}' {target}",
-            body=f"{lead.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
+            body=f"{actor.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
             link=reverse("program:gate", args=[gate.pk]),
             payload={"gate": gate.pk, "decision": decision},
             users=_leads(gate),
@@ -287,8 +273,9 @@ def gate_decide(*, gate: Gate, lead, decision: str, note: str = "") -> Decision:
 
 
 @transaction.atomic
-def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
-    require_role(lead, PROGRAM_LEADS, "reopen gates")
+def gate_reopen(*, gate: Gate, actor: User, reason: str) -> Gate:
+    """Program leads only: withdraw the gate's decision (kept, marked reopened) and open it again."""
+    require_role(actor, PROGRAM_LEADS, "reopen gates")
     if not reason.strip():
         raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
     gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)
@@ -299,7 +286,7 @@ def gate_reopen(*, gate: Gate, lead, reason: str) -> Gate:
         reopened_at=timezone.now(), reopen_reason=reason
     )
     transition_record(
-        subject=gate, action="reopened", actor=lead, from_state=gate.status, to_state="open", reason=reason
+        subject=gate, action="reopened", actor=actor, from_state=gate.status, to_state="open", reason=reason
     )
     gate.status = Gate.Status.OPEN
     gate.save(update_fields=["status"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -16,15 +17,17 @@ from program.models import Program, WorkloadMigration
 State = WorkloadMigration.State
 
 
-def _require_migration_role(actor) -> None:
+def _require_migration_role(actor: User) -> None:
     if not (has_role(actor, PROGRAM_LEADS) or has_role(actor, FRAMEWORK_ENGINEERS)):
         raise PermissionDenied("Only program leads and framework engineers may record migrations.")
 
 
 @transaction.atomic
 def migration_upsert(
-    *, actor, program: Program, workload: Workload, wave: int, notes: str = ""
+    *, actor: User, program: Program, workload: Workload, wave: int, notes: str = ""
 ) -> WorkloadMigration:
+    """Plan a workload's migration wave (or move it to another wave). Program leads and framework
+    engineers."""
     _require_migration_role(actor)
     migration, created = WorkloadMigration.objects.update_or_create(
         program=program, workload=workload, defaults={"wave": wave, "notes": notes}
@@ -40,8 +43,11 @@ def migration_upsert(
 
 
 @transaction.atomic
-def migration_set_state(*, actor, migration: WorkloadMigration, state: str, reason: str) -> WorkloadMigration:
-    """Move a workload to `state` (allowed-from table on the model), with the reason in its history."""
+def migration_set_state(
+    *, actor: User, migration: WorkloadMigration, state: str, reason: str
+) -> WorkloadMigration:
+    """Move a workload to `state` (allowed-from table on the model), with the reason in its history.
+    Program leads and framework engineers."""
     _require_migration_role(actor)
     migration = WorkloadMigration.objects.select_for_update().select_related("workload").get(pk=migration.pk)
     if state not in State.values:

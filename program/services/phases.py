@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -14,7 +15,12 @@ from core.transitions import require_state
 from program import signals
 from program.models import Phase
 
-UNSET = object()
+
+class Unset:
+    """The type of UNSET: a date not given keeps its value (None clears an active phase's end)."""
+
+
+UNSET = Unset()
 
 
 def _bad(field: str, message: str) -> ApplicationError:
@@ -58,8 +64,15 @@ def _check_dates(phase: Phase, start: date | None, end: date | None, neighbours:
 
 
 @transaction.atomic
-def phase_backfill_dates(*, actor, phase: Phase, reason: str, actual_start=UNSET, actual_end=UNSET) -> Phase:
-    """Set a started phase's actual start and/or end; a date not given keeps its value.
+def phase_backfill_dates(
+    *,
+    actor: User,
+    phase: Phase,
+    reason: str,
+    actual_start: date | Unset | None = UNSET,
+    actual_end: date | Unset | None = UNSET,
+) -> Phase:
+    """Program leads only: set a started phase's actual start and/or end; a date not given keeps its value.
 
     The old dates stay in the history with the reason; freeze windows on the phase follow."""
     require_role(actor, PROGRAM_LEADS, "backfill phase dates")
@@ -78,8 +91,8 @@ def phase_backfill_dates(*, actor, phase: Phase, reason: str, actual_start=UNSET
         action="backfilling its dates",
         allowed=Phase.TRANSITIONS["backfill_dates"],
     )
-    start = phase.actual_start if actual_start is UNSET else actual_start
-    end = phase.actual_end if actual_end is UNSET else actual_end
+    start = phase.actual_start if isinstance(actual_start, Unset) else actual_start
+    end = phase.actual_end if isinstance(actual_end, Unset) else actual_end
     _check_dates(phase, start, end, neighbours)
     before = {"actual_start": _iso(phase.actual_start), "actual_end": _iso(phase.actual_end)}
     after = {"actual_start": _iso(start), "actual_end": _iso(end)}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -11,12 +13,12 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
-from metrics.models import System
+from metrics.models import MetricDefinition, System, Workload
 from program import signals
 from program.blueprints import blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Phase, Program
 from program.months import month_end, month_start
-from program.services.bindings import bindings_resolve, bound_label
+from program.services.bindings import Bound, bindings_resolve, bound_label
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
 MSG_REASON_OFF_PLAN = "{phase} was planned to end on {planned_end}; advancing today is {days} days {way} plan. Say why (reason)."
@@ -27,18 +29,20 @@ ADVANCE_TOLERANCE_DAYS = 7
 EARLIEST_START, LATEST_START = date(2000, 1, 1), date(2100, 12, 31)
 
 
-def _criterion_from_blueprint(gate: Gate, spec: dict, resolved: dict) -> Criterion:
+def _criterion_from_blueprint(gate: Gate, spec: dict[str, Any], resolved: dict[str, Bound]) -> Criterion:
     """A template criterion on the program's bound metric and workload; an unbound slot leaves the
     field empty (the criterion keeps the slot's name and is inconclusive until a lead binds it)."""
     metric_slot, workload_slot = spec.get("metric_slot", ""), spec.get("workload_slot", "")
+    metric = resolved.get(metric_slot) if metric_slot else None
+    workload = resolved.get(workload_slot) if workload_slot else None
     return Criterion(
         gate=gate,
         name=spec["name"],
         kind=spec["kind"],
         slot=metric_slot,
         workload_slot=workload_slot,
-        metric=resolved.get(metric_slot) if metric_slot else None,
-        workload=resolved.get(workload_slot) if workload_slot else None,
+        metric=metric if isinstance(metric, MetricDefinition) else None,
+        workload=workload if isinstance(workload, Workload) else None,
         statistic=spec.get("statistic", ""),
         operator=spec.get("operator", "gte"),
         threshold=spec.get("threshold"),
@@ -52,7 +56,7 @@ def _criterion_from_blueprint(gate: Gate, spec: dict, resolved: dict) -> Criteri
 @transaction.atomic
 def program_create(
     *,
-    actor,
+    actor: User,
     slug: str,
     name: str,
     start_date: date,
@@ -60,9 +64,10 @@ def program_create(
     candidate: System,
     template: str = "rebuild-14m",
     description: str = "",
-    bindings: dict | None = None,
+    bindings: dict[str, Any] | None = None,
 ) -> Program:
-    """A program with the template's phases, exit gates, milestones and suggested criteria.
+    """Program leads only (the creator becomes the program's lead). A program with the template's
+    phases, exit gates, milestones and suggested criteria.
 
     The first phase is active from the start; planned dates follow the template's months. `bindings`
     maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
@@ -142,8 +147,9 @@ def program_create(
 
 
 @transaction.atomic
-def phase_replan(*, actor, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
-    """Move a phase's planned dates; the old dates stay in the history (pghistory + transition)."""
+def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
+    """Program leads only. Move a phase's planned dates; the old dates stay in the history
+    (pghistory + transition)."""
     require_role(actor, PROGRAM_LEADS, "re-plan phases")
     if planned_end < planned_start:
         raise ApplicationError(
@@ -191,8 +197,9 @@ def advance_needs_reason(phase: Phase, today: date) -> bool:
 
 
 @transaction.atomic
-def program_advance(*, actor, program: Program, reason: str = "") -> Phase | None:
-    """Complete the active phase (its exit gate passed or waived) and activate the next one.
+def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase | None:
+    """Program leads only. Complete the active phase (its exit gate passed or waived) and activate the
+    next one.
 
     Returns the new active phase, or None when the last phase completed the program."""
     require_role(actor, PROGRAM_LEADS, "advance phases")

@@ -50,7 +50,7 @@ def test_a_gate_getting_ready_reaches_its_programs_lead_in_app_with_a_link(ready
 
 
 def test_a_gate_decision_reaches_the_lead_with_a_link(ready_gate, lead):
-    program_services.gate_decide(gate=ready_gate, lead=lead, decision="pass", note="clear")
+    program_services.gate_decide(gate=ready_gate, actor=lead, decision="pass", note="clear")
     notification = Notification.objects.get(event="gate.decided")
     assert receipts_of(notification) == {"lead"}
     assert notification.link == f"/programs/gates/{ready_gate.pk}/"

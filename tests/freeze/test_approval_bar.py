@@ -28,7 +28,7 @@ def ref(db, lead):
     """A program with a 2-week bar, every gate and the frontier sprint far from today (the real date
     must not decide these tests); each test moves one gate or the sprint next to the change."""
     found = freeze_setup(lead)
-    program_services.program_set_approval_bar(lead=lead, program=found["program"], weeks=2)
+    program_services.program_set_approval_bar(actor=lead, program=found["program"], weeks=2)
     today = timezone.now().date()
     Gate.objects.update(due_date=today + timedelta(days=300))
     Phase.objects.filter(kind=Phase.Kind.FRONTIER).update(
@@ -92,7 +92,7 @@ def test_low_and_high_risk_follow_the_base_rule_inside_the_bar(engineer, ref, ri
 
 
 def test_no_bar_no_raise(engineer, lead, ref):
-    program_services.program_set_approval_bar(lead=lead, program=ref["program"], weeks=None)
+    program_services.program_set_approval_bar(actor=lead, program=ref["program"], weeks=None)
     due_in(1)
     exception = medium(engineer, ref)
     assert exception.required_approvals == 1 and "sets no rising approval bar" in exception.approval_rule
@@ -101,7 +101,7 @@ def test_no_bar_no_raise(engineer, lead, ref):
 def test_the_requirement_stays_fixed_at_submission(engineer, component_owner, lead, ref):
     due_in(10)
     exception = medium(engineer, ref)
-    program_services.program_set_approval_bar(lead=lead, program=ref["program"], weeks=None)
+    program_services.program_set_approval_bar(actor=lead, program=ref["program"], weeks=None)
     due_in(100)
     services.exception_approve(actor=component_owner, exception=exception)
     exception.refresh_from_db()
@@ -166,11 +166,11 @@ def test_the_template_sets_the_bar_and_a_bad_value_is_refused_where_it_is(lead, 
 
 def test_only_a_lead_sets_the_bar_and_it_is_audited(lead, engineer, ref):
     with pytest.raises(PermissionDenied):
-        program_services.program_set_approval_bar(lead=engineer, program=ref["program"], weeks=3)
+        program_services.program_set_approval_bar(actor=engineer, program=ref["program"], weeks=3)
     with pytest.raises(ApplicationError) as refused:
-        program_services.program_set_approval_bar(lead=lead, program=ref["program"], weeks=0)
+        program_services.program_set_approval_bar(actor=lead, program=ref["program"], weeks=0)
     assert refused.value.status == 400 and refused.value.errors[0]["field"] == "approval_bar_weeks"
-    program_services.program_set_approval_bar(lead=lead, program=ref["program"], weeks=4)
+    program_services.program_set_approval_bar(actor=lead, program=ref["program"], weeks=4)
     record = Transition.objects.filter(action="approval_bar_set").latest("id")
     assert record.data == {"before": 2, "after": 4} and record.actor == lead
 

@@ -16,7 +16,7 @@ from freeze import services
 from freeze.models import FreezeException
 from program.models import Evaluation, Gate
 from program.services.gate_triggers import REEVALUATION_REQUESTED
-from program.tasks import evaluate_gate
+from program.tasks import gate_evaluate
 from tests.conftest import wait_for
 from tests.freeze.factories import exception_payload, freeze_setup, submitted_exception
 
@@ -42,7 +42,7 @@ def requests(gate_id: int) -> list[Transition]:
 
 
 def queued_gate_ids() -> set[int]:
-    return {m.args[0] for m in OutboxMessage.objects.filter(task="program.tasks.evaluate_gate")}
+    return {m.args[0] for m in OutboxMessage.objects.filter(task="program.tasks.gate_evaluate")}
 
 
 def approved_on_step_time(engineer, component_owner, ref) -> FreezeException:
@@ -94,7 +94,7 @@ def test_approval_reevaluates_only_the_gates_using_its_metrics(engineer, compone
     assert others.count() >= 4  # PoC exit and cutover use throughput, manual milestones none
     assert not Transition.objects.filter(action=REEVALUATION_REQUESTED).exclude(object_id=canary.pk).exists()
     # The queued task evaluates the gate.
-    assert evaluate_gate(canary.pk) is not None
+    assert gate_evaluate(canary.pk) is not None
     assert Evaluation.objects.filter(gate=canary).exists()
     assert not Evaluation.objects.exclude(gate=canary).exists()
 

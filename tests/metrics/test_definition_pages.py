@@ -232,7 +232,7 @@ def test_activating_from_the_page_supersedes_the_old_version_and_says_so(
     )
     statuses = dict(MetricDefinition.objects.filter(key="step-time").values_list("version", "status"))
     assert statuses == {1: "deprecated", 2: "active"}
-    assert OutboxMessage.objects.filter(task="program.tasks.mark_gates_stale").exists()
+    assert OutboxMessage.objects.filter(task="program.tasks.gates_mark_stale").exists()
 
 
 def test_activating_a_version_that_is_not_a_draft_is_a_message_not_an_error(client, metric_owner, world):

@@ -174,7 +174,7 @@ def test_the_batch_is_announced_in_its_transaction_and_no_task_relays_it(lead, i
     assert response.status_code == 201, response.content
     # The receiver (program.receivers) queued the gate evaluations with the batch, through the outbox.
     pinned = Gate.objects.filter(criteria__metric=step).distinct()
-    queued = OutboxMessage.objects.filter(task="program.tasks.evaluate_gate")
+    queued = OutboxMessage.objects.filter(task="program.tasks.gate_evaluate")
     assert queued.count() == pinned.count() > 0
     app.loader.import_default_modules()
     assert "metrics.tasks.batch_announce" not in app.tasks

@@ -42,7 +42,7 @@ def push(user, metric: str) -> int:
 
 
 def evaluations_queued() -> int:
-    return OutboxMessage.objects.filter(task="program.tasks.evaluate_gate").count()
+    return OutboxMessage.objects.filter(task="program.tasks.gate_evaluate").count()
 
 
 def test_rows_for_the_draft_queue_no_evaluation_of_gates_pinning_the_active_version(world, ingest_user):

@@ -52,7 +52,7 @@ def test_patch_with_bad_values_is_400_naming_each_field(as_user, lead, ref):
     )
     assert response.status_code == 400
     fields = {error["field"] for error in response.json()["errors"]}
-    assert fields == {"threshold", "min_samples", "operator"}  # workload is looked up once the rest is valid
+    assert fields == {"threshold", "min_samples", "operator", "workload"}
     assert throughput().threshold == 0.8
 
 
@@ -60,6 +60,21 @@ def test_patch_to_an_unknown_workload_names_it(as_user, lead, ref):
     response = as_user(lead).patch(url(throughput()), {"workload": "no-such"}, format="json")
     assert response.status_code == 400
     assert response.json()["errors"] == [{"field": "workload", "message": "Unknown workload 'no-such'."}]
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ("no-such", "Unknown metric 'no-such'."),
+        ("training-throughput@99", "Unknown metric 'training-throughput@99'."),
+        ("training-throughput@x", "'training-throughput@x': the version after @ must be a number."),
+    ],
+)
+def test_patch_to_an_unknown_metric_is_400_naming_metric(as_user, lead, ref, metric, message):
+    response = as_user(lead).patch(url(throughput()), {"metric": metric}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"field": "metric", "message": message}]
+    assert throughput().metric.ref == "training-throughput@1"
 
 
 def test_patch_to_a_deprecated_version_is_409_naming_the_active_one(as_user, lead, ref):
@@ -96,7 +111,7 @@ def test_delete_is_204_and_a_repeat_with_the_same_key_replays_it(as_user, lead, 
 
 
 def test_changes_on_a_decided_gate_are_409(as_user, lead, ref):
-    services.gate_decide(gate=canary_gate(), lead=lead, decision="fail", note="no")
+    services.gate_decide(gate=canary_gate(), actor=lead, decision="fail", note="no")
     client = as_user(lead)
     edit = client.patch(url(throughput()), {"threshold": 0.5}, format="json")
     delete = client.delete(url(throughput()))

@@ -52,7 +52,7 @@ def test_anyone_else_sees_no_criterion_form(client, ref, role, request):
 
 
 def test_a_decided_gate_shows_no_edit_forms_and_says_to_reopen(client, lead, ref):
-    services.gate_decide(gate=canary_gate(), lead=lead, decision="fail", note="no")
+    services.gate_decide(gate=canary_gate(), actor=lead, decision="fail", note="no")
     html = page(client, lead)
     assert "reopen it to change its criteria" in html
     for label in FORMS:
@@ -182,7 +182,7 @@ def test_a_lead_deletes_and_is_told(client, lead, ref):
 
 
 def test_a_lead_forcing_a_change_on_a_decided_gate_is_told_to_reopen(client, lead, ref):
-    services.gate_decide(gate=canary_gate(), lead=lead, decision="fail", note="no")
+    services.gate_decide(gate=canary_gate(), actor=lead, decision="fail", note="no")
     client.force_login(lead)
     response = client.post(f"/programs/criteria/{throughput().pk}/delete/")
     assert response.status_code == 409

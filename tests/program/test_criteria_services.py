@@ -61,7 +61,7 @@ def test_edit_takes_a_metric_by_ref_and_records_it_by_ref(ref, lead):
 
 @pytest.mark.parametrize("action", ["edit", "delete", "repin", "add"])
 def test_changing_a_decided_gates_criteria_is_409_until_it_is_reopened(ref, lead, action):
-    services.gate_decide(gate=canary_gate(), lead=lead, decision="fail", note="not yet")
+    services.gate_decide(gate=canary_gate(), actor=lead, decision="fail", note="not yet")
     calls = {
         "edit": lambda: services.criterion_edit(actor=lead, criterion=criterion("Throughput"), threshold=0.5),
         "delete": lambda: services.criterion_delete(actor=lead, criterion=criterion("Throughput")),
@@ -74,7 +74,7 @@ def test_changing_a_decided_gates_criteria_is_409_until_it_is_reopened(ref, lead
     assert refused.value.status == 409
     assert "was already decided (failed); reopen it first" in refused.value.message
     assert list(Criterion.objects.order_by("pk").values()) == before
-    services.gate_reopen(gate=canary_gate(), lead=lead, reason="criteria change")
+    services.gate_reopen(gate=canary_gate(), actor=lead, reason="criteria change")
     calls[action]()  # now allowed
 
 

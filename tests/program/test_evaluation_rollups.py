@@ -56,6 +56,6 @@ def test_reuse_follows_the_rollups_and_a_refresh_asks_for_a_new_evaluation(ref):
     OutboxMessage.objects.all().delete()
     assert rollups_refresh_stale() == 1
     # ... whose refresh queues the gate's evaluation, which then judges anew.
-    assert OutboxMessage.objects.filter(task="program.tasks.evaluate_gate").exists()
+    assert OutboxMessage.objects.filter(task="program.tasks.gate_evaluate").exists()
     second, compared = _evaluate()
     assert second.pk != first.pk and compared == 2

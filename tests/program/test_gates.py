@@ -226,7 +226,7 @@ def test_two_leads_deciding_at_once_exactly_one_wins(lead, lead2):
     def decide(user, verdict):
         try:
             barrier.wait()
-            services.gate_decide(gate=Gate.objects.get(pk=gate.pk), lead=user, decision=verdict, note="now")
+            services.gate_decide(gate=Gate.objects.get(pk=gate.pk), actor=user, decision=verdict, note="now")
             result = "won"
         except ApplicationError as exc:
             result = exc.status
@@ -298,7 +298,8 @@ def test_criteria_api_pins_versions_and_validates(as_user, lead, ref):
     unknown = client.post(
         url, {"name": "x", "kind": "relative", "metric": "nope", "threshold": 1}, format="json"
     )
-    assert unknown.status_code == 404
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"] == [{"field": "metric", "message": "Unknown metric 'nope'."}]
     not_finite = client.post(
         url, {"name": "x", "kind": "relative", "metric": "step-time", "threshold": "nan"}, format="json"
     )

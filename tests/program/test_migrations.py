@@ -66,5 +66,8 @@ def test_viewers_cannot_record_migrations(as_user, viewer, program):
 
 def test_unknown_workload_and_bad_wave(as_user, engineer, program):
     client = as_user(engineer)
-    assert plan(client, program, "nope", 0).json()["errors"][0]["field"] == "workload"
+    unknown = plan(client, program, "nope", 0)
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"] == [{"field": "workload", "message": "Unknown workload 'nope'."}]
+    assert not WorkloadMigration.objects.exists()
     assert plan(client, program, "llm-finetune-8b", -1).json()["errors"][0]["field"] == "wave"

@@ -21,7 +21,7 @@ def gate(db, lead):
 
 def test_decision_that_lost_the_race_is_shown_with_its_note_kept(client, lead, lead2, gate):
     # lead2 loaded the gate page while it was open; lead fails it first.
-    services.gate_decide(gate=gate, lead=lead, decision="fail", note="first")
+    services.gate_decide(gate=gate, actor=lead, decision="fail", note="first")
     client.force_login(lead2)
     response = client.post(
         f"/programs/gates/{gate.pk}/decide/",
@@ -38,7 +38,7 @@ def test_decision_that_lost_the_race_is_shown_with_its_note_kept(client, lead, l
 
 
 def test_decision_refused_without_htmx_renders_the_whole_page_with_the_conflict(client, lead, lead2, gate):
-    services.gate_decide(gate=gate, lead=lead, decision="fail", note="first")
+    services.gate_decide(gate=gate, actor=lead, decision="fail", note="first")
     client.force_login(lead2)
     response = client.post(f"/programs/gates/{gate.pk}/decide/", {"decision": "fail", "note": NOTE})
     assert response.status_code == 409

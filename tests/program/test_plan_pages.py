@@ -26,7 +26,7 @@ def program(db, lead):
 
 def _waive_poc_and_advance(lead, program) -> None:
     gate = Gate.objects.get(phase__kind="poc", kind="exit")
-    services.gate_decide(gate=gate, lead=lead, decision="waive", note="Proven on the whiteboard")
+    services.gate_decide(gate=gate, actor=lead, decision="waive", note="Proven on the whiteboard")
     services.program_advance(actor=lead, program=program, reason="Months late, gate waived")
 
 

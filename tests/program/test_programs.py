@@ -49,6 +49,8 @@ def test_lead_creates_a_program_from_the_template(as_user, lead, ref):
         ({"template": "nope"}, 400, "template"),
         ({"candidate_system": "legacy"}, 400, "candidate"),
         ({"baseline_system": "mainframe"}, 400, "baseline_system"),
+        ({"candidate_system": "mainframe"}, 400, "candidate_system"),
+        ({"candidate_system": "a\x00b"}, 400, "candidate_system"),
         ({"start_date": "yesterday"}, 400, "start_date"),
         ({"slug": "has space"}, 400, "slug"),
         ({"start_date": "9999-12-31"}, 400, "start_date"),

@@ -1,0 +1,95 @@
+"""A program's workload migrations through the API: list, record (upsert by workload), move state."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.permissions import RoleRequired
+from core.api.serializers import KeyRelatedField
+from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from metrics.models import Workload
+from program import services
+from program.api.lookups import program_detail_or_404, program_or_404
+from program.api.rules import WRITE_RULES
+from program.models import WorkloadMigration
+
+
+class MigrationOutput(serializers.ModelSerializer):
+    workload = serializers.CharField(source="workload.key")
+    warning = serializers.CharField(source="canary_warning")
+
+    class Meta:
+        model = WorkloadMigration
+        fields = [
+            "id",
+            "workload",
+            "wave",
+            "state",
+            "dual_run_started",
+            "moved_on",
+            "rolled_back_on",
+            "notes",
+            "warning",
+        ]
+
+
+class MigrationInput(serializers.Serializer):
+    workload = KeyRelatedField(
+        queryset=Workload.objects.all(),
+        slug_field="key",
+        error_messages={"does_not_exist": "Unknown workload '{value}'."},
+    )
+    wave = serializers.IntegerField(min_value=0, max_value=50)
+    notes = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+@extend_schema(tags=["program"])
+class ProgramMigrations(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["migration_record"]
+
+    @extend_schema(responses=MigrationOutput(many=True))
+    def get(self, request, slug):
+        return Response(MigrationOutput(program_detail_or_404(slug).migrations.all(), many=True).data)
+
+    @extend_schema(request=MigrationInput, responses={201: MigrationOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
+    def post(self, request, slug):
+        data = MigrationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        migration = services.migration_upsert(
+            actor=request.user,
+            program=program_or_404(slug),
+            workload=data.validated_data["workload"],
+            wave=data.validated_data["wave"],
+            notes=data.validated_data["notes"],
+        )
+        return Response(MigrationOutput(migration).data, status=status.HTTP_201_CREATED)
+
+
+class MigrationStateInput(serializers.Serializer):
+    state = serializers.ChoiceField(choices=WorkloadMigration.State.choices)
+    reason = serializers.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
+
+
+@extend_schema(
+    tags=["program"], request=MigrationStateInput, responses=MigrationOutput, parameters=[IDEMPOTENCY_KEY]
+)
+class MigrationState(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["migration_record"]
+
+    @idempotent
+    def post(self, request, pk):
+        data = MigrationStateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        migration = services.migration_set_state(
+            actor=request.user,
+            migration=get_object_or_404(WorkloadMigration.objects.select_related("workload"), pk=pk),
+            **data.validated_data,
+        )
+        return Response(MigrationOutput(migration).data)
