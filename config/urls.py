@@ -18,11 +18,13 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("program.api_urls")),
     path("", include("core.api_urls")),
     path("", include("incidents.api_urls")),
+    path("", include("work.api_urls")),
 ]
 
 urlpatterns = [
     # First: resolving walks the patterns in order, and API calls (CI's freeze check) are the most frequent.
     path("api/v1/", include(api_v1)),
+    path("", include("work.urls")),
     path("", include("core.urls")),
     path("admin/", admin.site.urls),
     # OTLP/HTTP's metrics path under /otlp: an exporter given the base URL <site>/otlp appends v1/metrics.

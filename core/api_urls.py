@@ -1,9 +1,8 @@
 from django.urls import path
 
-from core import api_inbox, api_work
+from core import api_inbox
 
 urlpatterns = [
-    path("me/work/", api_work.MyWorkView.as_view(), name="my-work"),
     path("notifications/", api_inbox.NotificationList.as_view(), name="notification-list"),
     path(
         "notifications/read-all/", api_inbox.NotificationsReadAll.as_view(), name="notifications-read-all-api"

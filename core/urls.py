@@ -1,10 +1,9 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from core import views, views_home, views_inbox
+from core import views, views_inbox
 
 urlpatterns = [
-    path("", views_home.home, name="home"),
     path("notifications/", views_inbox.notification_list, name="notifications"),
     path("notifications/read-all/", views_inbox.notifications_read_all, name="notifications-read-all"),
     path("notifications/<int:pk>/open/", views_inbox.notification_open, name="notification-open"),

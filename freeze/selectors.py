@@ -22,7 +22,7 @@ from freeze.models import (
 )
 
 # The exception lists live with the allowed-actions rule they derive from; imported here for the
-# callers (core.work, the API) that ask freeze.selectors.
+# callers (work.selectors, the API) that ask freeze.selectors.
 # Re-exported: the exception reads are freeze.selectors' too.
 from freeze.selectors_exceptions import exceptions_awaiting as exceptions_awaiting
 from freeze.selectors_exceptions import exceptions_list as exceptions_list

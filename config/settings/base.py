@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "program",
     "freeze",
     "incidents",
+    "work",
 ]
 
 MIDDLEWARE = [

@@ -1,4 +1,4 @@
-""" "My work" through the API: the same five lists as the home page (core.work), plus the unread count."""
+""" "My work" through the API: the same five lists as the home page (work.selectors), plus the unread count."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 from core.api.permissions import RoleRequired
 from core.api_inbox import NotificationOutput
 from core.models import NotificationReceipt
-from core.work import Section, my_work
+from work.selectors import Section, my_work
 
 
-class GateSummary(serializers.Serializer):
+class GateItemOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     status = serializers.CharField()
@@ -28,7 +28,7 @@ class GateSummary(serializers.Serializer):
         return reverse("program:gate", args=[gate.pk])
 
 
-class ExceptionSummary(serializers.Serializer):
+class ExceptionItemOutput(serializers.Serializer):
     id = serializers.IntegerField()
     title = serializers.CharField()
     status = serializers.CharField(source="effective_status")
@@ -45,17 +45,17 @@ class ExceptionSummary(serializers.Serializer):
 
 
 def _section(item_serializer):
-    class SectionSerializer(serializers.Serializer):
+    class SectionOutput(serializers.Serializer):
         items = item_serializer(many=True)
         more = serializers.BooleanField(help_text="More than these wait; the page or list shows them all.")
 
-    SectionSerializer.__name__ = f"{item_serializer.__name__}Section"
-    return SectionSerializer
+    SectionOutput.__name__ = f"{item_serializer.__name__.removesuffix('Output')}SectionOutput"
+    return SectionOutput
 
 
 # One class per item kind: the schema names a component once.
-GateSection = _section(GateSummary)
-ExceptionSection = _section(ExceptionSummary)
+GateSection = _section(GateItemOutput)
+ExceptionSection = _section(ExceptionItemOutput)
 NotificationSection = _section(NotificationOutput)
 
 

@@ -1,4 +1,4 @@
-"""The home page: "My work", what waits for the signed-in person (core.work), and whether the background
+"""The home page: "My work", what waits for the signed-in person (work.selectors), and whether the background
 worker and beat are alive (core.heartbeat)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 
 from core.heartbeat import heartbeat_status
 from core.roles import PROGRAM_LEADS, has_role
-from core.work import my_work
+from work.selectors import my_work
 
 
 @require_GET
@@ -18,4 +18,4 @@ def home(request):
         "may_decide_gates": has_role(request.user, PROGRAM_LEADS),
         "background": heartbeat_status(),
     }
-    return render(request, "core/home.html", context)
+    return render(request, "work/home.html", context)
