@@ -15,10 +15,11 @@ from rest_framework.views import APIView
 from core.api.errors import PayloadTooLarge
 from core.api.filters import UtcDateTimeFilter
 from core.api.permissions import RoleRequired
+from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
 from metrics import ingest, observation_page, observation_rows, selectors
 from metrics.api.write_rules import WRITE_RULES
-from metrics.models import Observation
+from metrics.models import Observation, System, Workload
 
 
 class ObservationOutput(serializers.ModelSerializer):
@@ -43,9 +44,11 @@ class ObservationOutput(serializers.ModelSerializer):
 
 
 class ObservationFilter(django_filters.FilterSet):
+    """An unknown metric, system or workload is a 400 naming the parameter, not an empty page."""
+
     metric = django_filters.CharFilter(method="filter_metric", help_text="key (active version) or key@N")
-    system = django_filters.CharFilter(field_name="system__key")
-    workload = django_filters.CharFilter(field_name="workload__key")
+    system = django_filters.CharFilter(method="filter_reference", help_text="System key.")
+    workload = django_filters.CharFilter(method="filter_reference", help_text="Workload key.")
     since = UtcDateTimeFilter(field_name="observed_at", lookup_expr="gte")
     until = UtcDateTimeFilter(field_name="observed_at", lookup_expr="lt")
 
@@ -54,7 +57,14 @@ class ObservationFilter(django_filters.FilterSet):
         fields = ["run_id", "batch", "source"]
 
     def filter_metric(self, queryset, name, value):
-        return queryset.filter(definition=selectors.definition_resolve(value))
+        return queryset.filter(definition=selectors.definition_resolve(value, field=name))
+
+    def filter_reference(self, queryset, name, value):
+        model = {"system": System, "workload": Workload}[name]
+        found = model.objects.filter(key=value).values_list("pk", flat=True).first()
+        if found is None:
+            raise ApplicationError(f"Unknown {name} '{value}'.", status=400, field=name)
+        return queryset.filter(**{f"{name}_id": found})
 
 
 class NewestFirst(CursorPagination):

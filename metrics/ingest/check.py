@@ -14,6 +14,7 @@ from core.api.parsers import shown
 from metrics.ingest import rules
 from metrics.ingest.formats import ObservationIn, Unreadable
 from metrics.models import MetricDefinition, System, Workload
+from metrics.refs import MetricRefError, metric_ref_parse
 
 # Column positions in ValidRows.columns, which is also the order COPY writes them in.
 DEFINITION, SYSTEM, WORKLOAD, VALUE, UNIT, OBSERVED_AT, RUN_ID, SOURCE, TAGS = range(9)
@@ -75,14 +76,17 @@ class Lookups:
             self._versions = {}
             for definition in MetricDefinition.objects.all():
                 self._versions.setdefault(definition.key, []).append(definition)
-        key, _, version = ref.partition("@")
+        try:
+            key, version = metric_ref_parse(ref)
+        except MetricRefError as exc:
+            return f"'{shown(ref)}': {exc.problem}"
         versions = self._versions.get(key)
         if not versions:
             return f"unknown metric '{shown(key)}'."
-        if not version:
+        if version is None:
             active = [d for d in versions if d.status == MetricDefinition.Status.ACTIVE]
             return active[0] if active else f"metric '{key}' has no active version; name one as '{key}@N'."
-        chosen = next((d for d in versions if str(d.version) == version), None)
+        chosen = next((d for d in versions if d.version == version), None)
         if chosen is None:
             return f"unknown version '{shown(ref)}'."
         if chosen.status == MetricDefinition.Status.DEPRECATED:  # a draft takes shadow data

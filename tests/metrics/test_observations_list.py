@@ -62,7 +62,7 @@ def test_cursor_pages_cover_every_row_once_in_order(client, stored):
 @pytest.mark.parametrize(
     ("params", "status", "field"),
     [
-        ({"metric": "nope"}, 404, "metric"),
+        ({"metric": "nope"}, 400, "metric"),  # a query parameter: bad input, not a missing page
         ({"metric": "latency@x"}, 400, "metric"),
         ({"since": "yesterday"}, 400, "since"),
         ({"cursor": "garbage"}, 404, None),

@@ -298,7 +298,7 @@ def test_criteria_api_pins_versions_and_validates(as_user, lead, ref):
     unknown = client.post(
         url, {"name": "x", "kind": "relative", "metric": "nope", "threshold": 1}, format="json"
     )
-    assert unknown.status_code == 404
+    assert unknown.status_code == 400
     not_finite = client.post(
         url, {"name": "x", "kind": "relative", "metric": "step-time", "threshold": "nan"}, format="json"
     )
