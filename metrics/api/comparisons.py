@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from metrics import selectors
-from metrics.selectors.comparison import ComparisonQuery
+from metrics.selectors.comparison import ComparisonInput
 
 
 class SideOutput(serializers.Serializer):
@@ -31,7 +31,7 @@ class SideOutput(serializers.Serializer):
     )
 
 
-class ComparisonCore(serializers.Serializer):
+class ComparisonCoreOutput(serializers.Serializer):
     metric = serializers.CharField()
     unit = serializers.CharField()
     direction = serializers.CharField()
@@ -78,10 +78,10 @@ class ComparisonCore(serializers.Serializer):
 
 class GroupOutput(serializers.Serializer):
     value = serializers.CharField(help_text="The group-by tag's value.")
-    comparison = ComparisonCore()
+    comparison = ComparisonCoreOutput()
 
 
-class ComparisonOutput(ComparisonCore):
+class ComparisonOutput(ComparisonCoreOutput):
     group_by = serializers.CharField(allow_null=True)
     groups = GroupOutput(many=True, help_text="One comparison per group value present on both sides.")
     groups_omitted = serializers.IntegerField(help_text="Groups beyond the cap of 20, left out.")
@@ -97,7 +97,7 @@ TAG_PARAMETER = OpenApiParameter(
 )
 
 
-@extend_schema(tags=["metrics"], parameters=[ComparisonQuery, TAG_PARAMETER], responses=ComparisonOutput)
+@extend_schema(tags=["metrics"], parameters=[ComparisonInput, TAG_PARAMETER], responses=ComparisonOutput)
 class ComparisonView(APIView):
     """Old vs new on one metric version: each side's statistic and interval, the ratio's interval, the verdict."""
 

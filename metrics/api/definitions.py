@@ -44,7 +44,7 @@ class DefinitionOutput(serializers.ModelSerializer):
         return boundary_sentence(obj)
 
 
-class DefinitionFields(serializers.Serializer):
+class DefinitionInput(serializers.Serializer):
     """The editable fields; `partial=True` for versions and edits."""
 
     name = serializers.CharField(max_length=120)
@@ -89,7 +89,7 @@ class DefinitionFields(serializers.Serializer):
     )
 
 
-class DefinitionCreate(DefinitionFields):
+class DefinitionCreateInput(DefinitionInput):
     key = serializers.SlugField(max_length=80)
 
 
@@ -109,10 +109,12 @@ class DefinitionListCreate(generics.ListAPIView):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["definition_register"]
 
-    @extend_schema(request=DefinitionCreate, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(
+        request=DefinitionCreateInput, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY]
+    )
     @idempotent
     def post(self, request):
-        data = DefinitionCreate(data=request.data)
+        data = DefinitionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         definition = services.definition_register(actor=request.user, data=data.validated_data)
         return Response(DefinitionOutput(definition).data, status=status.HTTP_201_CREATED)
@@ -139,10 +141,10 @@ class DefinitionVersions(APIView):
             raise ApplicationError(f"Unknown metric '{key}'.", status=404)
         return Response(DefinitionOutput(versions, many=True).data)
 
-    @extend_schema(request=DefinitionFields, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(request=DefinitionInput, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request, key):
-        data = DefinitionFields(data=request.data, partial=True)
+        data = DefinitionInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         definition = services.definition_version_create(
             actor=request.user, key=key, changes=data.validated_data
@@ -163,9 +165,9 @@ class DefinitionVersionDetail(APIView):
     def get(self, request, key, version):
         return Response(DefinitionOutput(_version(key, version)).data)
 
-    @extend_schema(request=DefinitionFields, responses=DefinitionOutput)
+    @extend_schema(request=DefinitionInput, responses=DefinitionOutput)
     def patch(self, request, key, version):
-        data = DefinitionFields(data=request.data, partial=True)
+        data = DefinitionInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         definition = services.definition_update(
             actor=request.user, definition=_version(key, version), changes=data.validated_data

@@ -140,7 +140,7 @@ class ObservationBatch(APIView):
         result = ingest.observations_ingest(
             body=request.data if isinstance(request.data, bytes) else b"",
             content_type=request.content_type or "",
-            submitted_by=request.user,
+            actor=request.user,
             source=request.headers.get("User-Agent", "")[:100],
             idempotency_key=idempotency_key(request),
         )

@@ -12,13 +12,13 @@ from metrics.api.write_rules import WRITE_RULES
 from metrics.models import System, Workload
 
 
-class SystemSerializer(serializers.ModelSerializer):
+class SystemOutput(serializers.ModelSerializer):
     class Meta:
         model = System
         fields = ["id", "key", "name", "description"]
 
 
-class WorkloadSerializer(serializers.ModelSerializer):
+class WorkloadOutput(serializers.ModelSerializer):
     class Meta:
         model = Workload
         fields = ["id", "key", "name", "size", "criticality", "owner_team"]
@@ -44,12 +44,12 @@ class ReferenceViewSet(viewsets.ModelViewSet):
 @extend_schema(tags=["metrics"])
 class SystemViewSet(ReferenceViewSet):
     queryset = System.objects.all()
-    serializer_class = SystemSerializer
+    serializer_class = SystemOutput
     filterset_fields = ["key"]
 
 
 @extend_schema(tags=["metrics"])
 class WorkloadViewSet(ReferenceViewSet):
     queryset = Workload.objects.all()
-    serializer_class = WorkloadSerializer
+    serializer_class = WorkloadOutput
     filterset_fields = ["size", "criticality", "owner_team"]

@@ -136,9 +136,7 @@ def _pull(source: PullSource, since: datetime | None, until: datetime, result: P
                 for offset in range(0, len(rows), MAX_ROWS):
                     chunk = rows[offset : offset + MAX_ROWS]
                     try:
-                        ingested = observations_ingest_rows(
-                            rows=chunk, submitted_by=None, source=INGEST_SOURCE
-                        )
+                        ingested = observations_ingest_rows(rows=chunk, actor=None, source=INGEST_SOURCE)
                     except ApplicationError as exc:
                         problems = "; ".join(
                             f"{e.get('field') or ''} {e.get('message') or e}".strip()

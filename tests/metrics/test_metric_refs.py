@@ -81,7 +81,7 @@ def test_field_names_itself_when_the_reference_is_bad(ref, data, field, words):
 
 @pytest.mark.parametrize("name", ["system", "workload"])
 def test_observation_filters_refuse_an_unknown_reference_naming_it(as_user, viewer, ingest_user, ref, name):
-    observations_ingest_rows(rows=[row(0)], submitted_by=ingest_user)
+    observations_ingest_rows(rows=[row(0)], actor=ingest_user)
     batch = Observation.objects.get().batch_id
     # `batch` sends the list through its FilterSet; the one-statement page (metrics.observation_page)
     # answers the other filters.

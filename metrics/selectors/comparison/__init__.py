@@ -15,7 +15,7 @@ from metrics.selectors.comparison.compute import (
     comparison_compute,
     comparison_of_sides,
 )
-from metrics.selectors.comparison.query import ComparisonQuery, comparison_from_query
+from metrics.selectors.comparison.query import ComparisonInput, comparison_from_query
 from metrics.selectors.comparison.sql import SideStats
 from metrics.selectors.comparison.verdict import Verdict, comparison_verdict
 
@@ -23,7 +23,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_MIN_SAMPLES",
     "Comparison",
-    "ComparisonQuery",
+    "ComparisonInput",
     "SideStats",
     "SidesRequest",
     "Verdict",
