@@ -90,9 +90,9 @@ class Lookups:
         if chosen is None:
             return f"unknown version '{shown(ref)}'."
         if chosen.status == MetricDefinition.Status.DEPRECATED:  # a draft takes shadow data
-            active = next((d.ref for d in versions if d.status == MetricDefinition.Status.ACTIVE), None)
+            active_ref = next((d.ref for d in versions if d.status == MetricDefinition.Status.ACTIVE), None)
             return f"{chosen.ref} is deprecated; " + (
-                f"send to '{key}' ({active})." if active else f"'{key}' has no active version."
+                f"send to '{key}' ({active_ref})." if active_ref else f"'{key}' has no active version."
             )
         return chosen
 
@@ -232,7 +232,8 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
                 tags_text = rules.tags_wire(tags)
             except rules.TagsError as error:
                 errors.append({"index": index, "field": "tags", "message": str(error)})
-        if len(errors) > row_errors:
+        # A bad definition or value was named above; the isinstance checks say so to the type checker.
+        if len(errors) > row_errors or isinstance(definition, str) or isinstance(value, str):
             continue
         definition_id = definition.pk
         natural_key = (definition_id, system_id, workload_id, run_id, observed_at)

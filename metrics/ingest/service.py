@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -37,7 +37,12 @@ MESSAGE_PROBLEMS = 5
 
 MSG_TOO_MANY = f"A batch holds at most {MAX_ROWS:,} observations; split it into smaller batches."
 
-Result = TypeVar("Result")
+
+class _Answer(Protocol):
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+Result = TypeVar("Result", bound=_Answer)
 
 
 @dataclass
@@ -198,13 +203,13 @@ def observations_import(
 
 def _answered_once(
     *,
-    user,
+    user: User,
     scope: str,
     key: str | None,
     fingerprint: str,
     status: int,
     act: Callable[[], Result],
-    replay: Callable[[dict, bool], Result],
+    replay: Callable[[dict[str, Any], bool], Result],
 ) -> Result:
     """`act()`, or with a key the stored first answer; the answer is stored in the batch's transaction."""
     if not key:
@@ -238,7 +243,7 @@ def _ingest(rows: list[Any], *, actor: User | None, source: str) -> IngestResult
 
     lookups = Lookups()
     valid = check_typed_rows(rows, lookups) if isinstance(rows[0], ObservationIn) else None
-    errors = []
+    errors: list[dict[str, Any]] = []
     if valid is None:
         valid, errors = check_rows([as_dict(row) for row in rows], lookups)
     if errors:
@@ -287,7 +292,7 @@ def _ingest_partial(
     return OtlpResult(accepted=len(good), rejected=rejected, batch=batch)
 
 
-def _first_error_per_row(errors: list[dict]) -> dict[int, str]:
+def _first_error_per_row(errors: list[dict[str, Any]]) -> dict[int, str]:
     refused: dict[int, str] = {}
     for error in errors:
         index = error.get("index")

@@ -111,14 +111,15 @@ def series_daily(
 
     Read from the day rollups alone (metrics.rollups): each day's exact median, kept by the refresh (on a
     day not recomputed since medians were kept, its sketch's, within the sketch's accuracy)."""
-    window, params = "", [definition.pk]
+    window = ""
+    params: list[int | date] = [definition.pk]
     if since:
         window += " AND r.day >= %s"
         params.append(since)
     if until:
         window += " AND r.day < %s"
         params.append(until)
-    series: dict[str, dict[str, list]] = {}
+    series: dict[str, dict[str, list[tuple[datetime, float, int]]]] = {}
     with read_connection().cursor() as cursor:
         cursor.execute(SERIES_SQL.format(window=window), params)
         for (

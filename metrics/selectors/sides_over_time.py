@@ -21,8 +21,7 @@ import numpy as np
 from core.replica import read_connection
 from metrics.models import System
 from metrics.rollups.read import Window, sketches_over_threshold
-from metrics.rollups.sketch import percentile_cont
-from metrics.selectors.comparison.sql import QUANTILES, Side, SideStats, sketch_side
+from metrics.selectors.comparison.sql import Side, side_of_sample, sketch_side
 
 # Times as whole microseconds since the epoch: exact, and cheap to compare in numpy.
 ROWS_SQL = """
@@ -47,7 +46,8 @@ def series_first_day(
     """The first UTC day the compared series has rows on, as its rollups say (None: none yet)."""
     with read_connection().cursor() as cursor:
         cursor.execute(FIRST_DAY_SQL, [definition_id, baseline.pk, candidate.pk, workload_id, workload_id])
-        return cursor.fetchone()[0]
+        (first,) = cursor.fetchone() or (None,)
+    return first if isinstance(first, date) else None
 
 
 def _micros(moment: datetime) -> int:
@@ -55,26 +55,16 @@ def _micros(moment: datetime) -> int:
 
 
 def _sorted_side(system: System, values: np.ndarray) -> Side:
-    if not len(values):
-        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), np.empty(0))
     ordered = np.sort(values)
-    quantiles = {name: percentile_cont(ordered, fraction) for name, fraction in QUANTILES.items()}
-    stats = SideStats(
-        system.key,
-        len(ordered),
-        float(ordered.mean()),
-        **quantiles,
-        min=float(ordered[0]),
-        max=float(ordered[-1]),
-    )
-    return Side(stats, ordered)
+    return side_of_sample(system, ordered, float(ordered.mean()) if len(ordered) else None)
 
 
 def _union(windows: list[Window]) -> tuple[datetime | None, datetime | None]:
     """The smallest window holding them all (None: unbounded on that end)."""
-    starts, ends = [w.since for w in windows], [w.until for w in windows]
-    since = None if any(s is None for s in starts) else min(starts)
-    until = None if any(u is None for u in ends) else max(ends)
+    starts = [w.since for w in windows if w.since is not None]
+    ends = [w.until for w in windows if w.until is not None]
+    since = min(starts) if len(starts) == len(windows) else None
+    until = max(ends) if len(ends) == len(windows) else None
     return since, until
 
 
@@ -83,7 +73,8 @@ def _series_rows(
 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """system id → (values, times in µs) of every row in the windows' union, in one query."""
     since, until = _union(windows)
-    filters, params = "", [definition_id, baseline.pk, candidate.pk]
+    filters = ""
+    params: list[int | datetime] = [definition_id, baseline.pk, candidate.pk]
     if workload_id is not None:
         filters += " AND workload_id = %s"
         params.append(workload_id)

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 from django.conf import settings
@@ -64,7 +65,7 @@ def _tags(labels: dict[str, str]) -> dict[str, str]:
 
 def _query_range(
     client: httpx.Client, source: PullSource, promql: str, start: datetime, end: datetime
-) -> list:
+) -> list[dict[str, Any]]:
     try:
         response = client.get(
             f"{source.base_url.rstrip('/')}/api/v1/query_range",
@@ -89,7 +90,9 @@ def _query_range(
     return data.get("result") or []
 
 
-def _rows(source: PullSource, workload: str, series: list, result: PullResult) -> list[dict]:
+def _rows(
+    source: PullSource, workload: str, series: list[dict[str, Any]], result: PullResult
+) -> list[dict[str, Any]]:
     rows = []
     for one in series:
         labels = one.get("metric") or {}

@@ -22,7 +22,7 @@ from django.conf import settings
 from core.replica import read_connection
 from metrics.models import System
 from metrics.rollups.read import Window, sketches_over_threshold
-from metrics.selectors.comparison.slices import TAG_MATCH, SlicedSides, sliced_sides_of_rows
+from metrics.selectors.comparison.slices import TAG_MATCH, SlicedRow, SlicedSides, sliced_sides_of_rows
 from metrics.selectors.comparison.sql import Side, _side, sketch_side
 
 BATCH_SQL = """
@@ -71,7 +71,7 @@ class SidesRequest:
     definition_id: int
     workload_id: int | None = None
     since: datetime | None = None
-    tag_filters: dict | None = None
+    tag_filters: dict[str, list[str]] | None = None
     group_by: str | None = None
 
     @property
@@ -108,14 +108,16 @@ def sides_fetch_many(
     ]
 
 
-def _sliced(sliced, *, baseline: System, candidate: System) -> dict[int, SlicedSides]:
+def _sliced(
+    sliced: list[tuple[int, SidesRequest]], *, baseline: System, candidate: System
+) -> dict[int, SlicedSides]:
     cap = settings.ROLLUP_THRESHOLD
-    params: list = []
+    params: list[int | datetime | str | None] = []
     for index, r in sliced:
         params += [index, r.definition_id, r.workload_id, r.since]
         params += [orjson.dumps(r.tag_filters or {}).decode(), r.group_by or None]
     params += [baseline.pk, candidate.pk, cap]
-    per_request: dict[int, list] = {index: [] for index, _ in sliced}
+    per_request: dict[int, list[SlicedRow]] = {index: [] for index, _ in sliced}
     with read_connection().cursor() as cursor:
         cursor.execute(SLICED_BATCH_SQL.format(rows=", ".join([SLICED_ROW] * len(sliced))), params)
         for index, *row in cursor.fetchall():
@@ -129,8 +131,10 @@ def _sliced(sliced, *, baseline: System, candidate: System) -> dict[int, SlicedS
     }
 
 
-def _exact_rows(exact, *, baseline: System, candidate: System) -> dict[tuple[int, int], tuple]:
-    params: list = []
+def _exact_rows(
+    exact: list[tuple[int, SidesRequest]], *, baseline: System, candidate: System
+) -> dict[tuple[int, int], tuple[float, list[float]]]:
+    params: list[int | datetime | None] = []
     for index, request in exact:
         params += [index, request.definition_id, request.workload_id, request.since]
     params += [baseline.pk, candidate.pk]

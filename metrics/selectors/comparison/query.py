@@ -8,6 +8,7 @@ field, whoever asked.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from rest_framework import serializers
 
@@ -24,7 +25,7 @@ from metrics.selectors.comparison.tags import group_by_check, tag_filters_from_q
 from metrics.selectors.registry import definition_resolve
 
 
-class ComparisonInput(serializers.Serializer):
+class ComparisonInput(serializers.Serializer[dict[str, Any]]):
     metric = serializers.CharField(help_text="key (active version) or key@N")
     candidate_metric = serializers.CharField(
         required=False,
@@ -51,7 +52,7 @@ class ComparisonInput(serializers.Serializer):
         "besides the pooled one. Reads exact rows, never the day rollups.",
     )
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["baseline"] == attrs["candidate"]:
             raise serializers.ValidationError(
                 {"candidate": "Baseline and candidate must be different systems."}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -49,7 +50,8 @@ class SideStats:
     ci: tuple[float, float] | None = None
 
     def statistic(self, name: str) -> float | None:
-        return getattr(self, name)
+        value: float | None = getattr(self, name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,11 @@ class Side:
 
 def window_filters(
     workload: Workload | None, since: datetime | None, until: datetime | None, *, alias: str = ""
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """The SQL conditions (and their parameters) of a side's workload and time window; `alias` names
     the observations table when the query has others ("o")."""
     column = f"{alias}." if alias else ""
-    sql, params = "", {}
+    sql, params = "", dict[str, Any]()
     if workload is not None:
         sql += f" AND {column}workload_id = %(workload)s"
         params["workload"] = workload.pk
@@ -81,28 +83,36 @@ def window_filters(
     return sql, params
 
 
+def side_of_sample(system: System, sample: np.ndarray | Sketch, mean: float | None) -> Side:
+    """A side from its ascending sample (or rollup sketch) and its mean: every statistic read off it."""
+    if not len(sample):
+        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sample)
+    stats = SideStats(
+        system.key,
+        len(sample),
+        mean,
+        p50=percentile_cont(sample, QUANTILES["p50"]),
+        p90=percentile_cont(sample, QUANTILES["p90"]),
+        p95=percentile_cont(sample, QUANTILES["p95"]),
+        p99=percentile_cont(sample, QUANTILES["p99"]),
+        min=float(sample[0]),
+        max=float(sample[-1]),
+    )
+    return Side(stats, sample)
+
+
 def _side(system: System, row: tuple[float, list[float]] | None) -> Side:
     if row is None:
-        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), np.empty(0))
+        return side_of_sample(system, np.empty(0), None)
     mean, values = row
     ordered = np.asarray(values, dtype=np.float64)
     ordered.sort()
-    quantiles = {name: percentile_cont(ordered, fraction) for name, fraction in QUANTILES.items()}
-    stats = SideStats(
-        system.key, len(ordered), mean, **quantiles, min=float(ordered[0]), max=float(ordered[-1])
-    )
-    return Side(stats, ordered)
+    return side_of_sample(system, ordered, mean)
 
 
 def sketch_side(system: System, sketch: Sketch) -> Side:
     """A side read from rollups: the same statistics, each within the sketch's accuracy."""
-    if not len(sketch):
-        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sketch)
-    quantiles = {name: percentile_cont(sketch, fraction) for name, fraction in QUANTILES.items()}
-    stats = SideStats(
-        system.key, len(sketch), sketch.moments.mean, **quantiles, min=sketch[0], max=sketch[-1]
-    )
-    return Side(stats, sketch)
+    return side_of_sample(system, sketch, sketch.moments.mean)
 
 
 def sides_fetch(
