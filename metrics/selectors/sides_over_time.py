@@ -8,7 +8,9 @@ window is then a slice of it, sorted once. Windows with a side over settings.ROL
 are the merged day sketches instead (metrics.rollups.read, the same rule as `sides_fetch`), all of
 them in two queries. So at most three queries whatever the number of moments.
 
-The sides are built exactly as `sides_fetch` builds them, so a comparison of them judges the same.
+The sides are built exactly as `sides_fetch` builds them (comparison.sql: `sides_of_windows` picks
+rollups or rows by the one rule, `side_of_sample` reads every statistic), so a comparison of them
+judges the same.
 The one difference: a side's `mean` shown in its stats is numpy's, not PostgreSQL's avg (the tests
 and their intervals use numpy's on both paths)."""
 
@@ -20,8 +22,8 @@ import numpy as np
 
 from core.replica import read_connection
 from metrics.models import System
-from metrics.rollups.read import Window, sketches_over_threshold
-from metrics.selectors.comparison.sql import Side, side_of_sample, sketch_side
+from metrics.rollups.read import Window
+from metrics.selectors.comparison.sql import Side, side_of_sample, sides_of_windows
 
 # Times as whole microseconds since the epoch: exact, and cheap to compare in numpy.
 ROWS_SQL = """
@@ -115,25 +117,16 @@ def sides_over_time(
     """(baseline, candidate) per (since, until) window, in their order; until is exclusive, as in
     `sides_fetch`, and None reads to the end."""
     asked = [Window(definition_id, workload_id, since, until) for since, until in windows]
-    if not asked:
-        return []
-    large = sketches_over_threshold(asked, baseline_id=baseline.pk, candidate_id=candidate.pk)
-    exact = [w for i, w in enumerate(asked) if i not in large]
-    rows = (
-        _series_rows(definition_id, workload_id, exact, baseline=baseline, candidate=candidate)
-        if exact
-        else {}
-    )
-    sides = []
-    for index, window in enumerate(asked):
-        if index in large:
-            base, cand = large[index]
-            sides.append((sketch_side(baseline, base), sketch_side(candidate, cand)))
-        else:
-            sides.append(
-                (
-                    _sorted_side(baseline, _slice(rows.get(baseline.pk), window)),
-                    _sorted_side(candidate, _slice(rows.get(candidate.pk), window)),
-                )
+
+    def exact_sides(positions: list[int]) -> dict[int, tuple[Side, Side]]:
+        exact = [asked[i] for i in positions]
+        rows = _series_rows(definition_id, workload_id, exact, baseline=baseline, candidate=candidate)
+        return {
+            i: (
+                _sorted_side(baseline, _slice(rows.get(baseline.pk), asked[i])),
+                _sorted_side(candidate, _slice(rows.get(candidate.pk), asked[i])),
             )
-    return sides
+            for i in positions
+        }
+
+    return sides_of_windows(asked, baseline=baseline, candidate=candidate, exact_sides=exact_sides)

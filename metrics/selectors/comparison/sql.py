@@ -12,6 +12,7 @@ the rows a second time. The sorted samples go on to the tests, which need no fur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -115,6 +116,26 @@ def sketch_side(system: System, sketch: Sketch) -> Side:
     return side_of_sample(system, sketch, sketch.moments.mean)
 
 
+# Reads the exact samples of the windows at these positions, all at once: position → both sides.
+ExactSides = Callable[[list[int]], dict[int, tuple[Side, Side]]]
+
+
+def sides_of_windows(
+    windows: list[Window], *, baseline: System, candidate: System, exact_sides: ExactSides
+) -> list[tuple[Side, Side]]:
+    """Both sides of every window, in their order, by one rule for every reader (`sides_fetch`, the
+    batch of a gate page, a calibration's moments): a window where a side has more than
+    settings.ROLLUP_THRESHOLD rows is read from the merged day sketches (metrics.rollups.read, two
+    queries for all of them), the others by `exact_sides` (each reader's own exact read)."""
+    large = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
+    exact = [i for i in range(len(windows)) if i not in large]
+    read = exact_sides(exact) if exact else {}
+    return [
+        (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1])) if i in large else read[i]
+        for i in range(len(windows))
+    ]
+
+
 def sides_fetch(
     *,
     definition: MetricDefinition,
@@ -125,16 +146,19 @@ def sides_fetch(
     until: datetime | None = None,
 ) -> tuple[Side, Side]:
     """Both sides in one read. Binary transfer needs psycopg's own cursor: Django's cannot do it."""
+
+    def exact_sides(positions: list[int]) -> dict[int, tuple[Side, Side]]:
+        filters, params = window_filters(workload, since, until)
+        params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
+        db = read_connection()
+        db.ensure_connection()
+        with psycopg.Cursor(db.connection) as cursor:
+            cursor.execute(SAMPLES_SQL.format(filters=filters), params, binary=True)
+            rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
+        return {0: (_side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk)))}
+
     window = Window(definition.pk, workload.pk if workload else None, since, until)
-    large = sketches_over_threshold([window], baseline_id=baseline.pk, candidate_id=candidate.pk)
-    if large:
-        base, cand = large[0]
-        return sketch_side(baseline, base), sketch_side(candidate, cand)
-    filters, params = window_filters(workload, since, until)
-    params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
-    db = read_connection()
-    db.ensure_connection()
-    with psycopg.Cursor(db.connection) as cursor:
-        cursor.execute(SAMPLES_SQL.format(filters=filters), params, binary=True)
-        rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
-    return _side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk))
+    ((base, cand),) = sides_of_windows(
+        [window], baseline=baseline, candidate=candidate, exact_sides=exact_sides
+    )
+    return base, cand
