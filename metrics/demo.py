@@ -1,4 +1,5 @@
-"""Demo metrics: the dozen definitions of DESIGN.md §6, legacy vs rebuilt, tens of thousands of values.
+"""Demo metrics: the dozen definitions of docs/architecture.md, 'Demo data', legacy vs rebuilt, tens
+of thousands of values.
 
 Values are drawn from seeded distributions so the story is stable: some metrics clearly better on
 rebuilt, some worse, some indistinguishable. Observations go through the real ingest service.

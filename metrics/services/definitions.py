@@ -1,4 +1,4 @@
-"""Registering and versioning metric definitions (DESIGN.md §3)."""
+"""Registering and versioning metric definitions (docs/architecture.md, 'Metric definitions and versions')."""
 
 from __future__ import annotations
 

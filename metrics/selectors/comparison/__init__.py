@@ -1,4 +1,4 @@
-"""Old-vs-new comparison of one metric version (DESIGN.md §3).
+"""Old-vs-new comparison of one metric version (docs/architecture.md, 'Comparisons and verdicts').
 
 - `query`: the comparison asked for by keys; the API and the comparison page call `comparison_from_query`.
 - `compute`: `comparison_compute` on resolved objects (also the gate evaluation's entry): read, test, judge.

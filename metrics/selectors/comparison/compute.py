@@ -1,4 +1,5 @@
-"""Old-vs-new comparison of one metric version (DESIGN.md §3): read, test, judge.
+"""Old-vs-new comparison of one metric version: read, test, judge (docs/architecture.md, 'Comparisons
+and verdicts').
 
 Each side's sample is read once and sorted once (sql.py); `metrics.inference.infer` gives the
 statistic's own interval and one-sided p-value on those sorted samples (order statistics for
@@ -67,7 +68,9 @@ class Comparison:
     p_value_worse: float | None  # distribution only: one-sided, H1: the candidate is worse
     null_ratio: float  # distribution only: the relative performance the tests are against (1 here)
     alpha: float
-    significant: bool  # DESIGN.md §3: the verdict is better or worse, not a draw or a lack of data
+    # The verdict is better or worse, not a draw or a lack of data (docs/architecture.md, 'Comparisons
+    # and verdicts').
+    significant: bool
     min_samples: int
     verdict: str
     reason: str
