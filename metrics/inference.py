@@ -253,18 +253,8 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
     )
     ratio, why = _ratio(base_side.value, cand_side.value, higher)
     if not len(base) or not len(cand):
-        return Inference(
-            "distribution",
-            "mann-whitney",
-            alpha,
-            base_side,
-            cand_side,
-            ratio,
-            None,
-            None,
-            why,
-            null_ratio=null_ratio,
-        )
+        empty = ("distribution", "mann-whitney", alpha, base_side, cand_side, ratio, None, None, why)
+        return Inference(*empty, null_ratio=null_ratio)
     # Relative performance r = cand/base (higher is better) or base/cand (lower is better), so
     # "r > t" is "cand > t·base" or "cand < base/t": the baseline moved by t in the better direction.
     better, worse = ("greater", "less") if higher else ("less", "greater")

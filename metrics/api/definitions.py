@@ -16,6 +16,7 @@ from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics import selectors, services
+from metrics.api.fields import KnownKeyFilter
 from metrics.api.write_rules import WRITE_RULES
 from metrics.boundary import boundary_sentence
 from metrics.models import Direction, MetricDefinition, Phase, Sampling, Statistic
@@ -94,6 +95,8 @@ class DefinitionCreateInput(DefinitionInput):
 
 
 class DefinitionFilter(django_filters.FilterSet):
+    key = KnownKeyFilter(model=MetricDefinition, noun="metric")
+
     class Meta:
         model = MetricDefinition
         fields = ["key", "status", "owner_team", "direction", "sampling"]

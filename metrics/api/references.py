@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import django_filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 
 from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from metrics import services
+from metrics.api.fields import KnownKeyFilter
 from metrics.api.write_rules import WRITE_RULES
 from metrics.models import System, Workload
 
@@ -41,11 +43,19 @@ class ReferenceViewSet(viewsets.ModelViewSet):
         services.reference_delete(instance=instance)
 
 
+class SystemFilter(django_filters.FilterSet):
+    key = KnownKeyFilter(model=System, noun="system")
+
+    class Meta:
+        model = System
+        fields = ["key"]
+
+
 @extend_schema(tags=["metrics"])
 class SystemViewSet(ReferenceViewSet):
     queryset = System.objects.all()
     serializer_class = SystemOutput
-    filterset_fields = ["key"]
+    filterset_class = SystemFilter
 
 
 @extend_schema(tags=["metrics"])

@@ -131,7 +131,7 @@ def _refuse_duplicate_boundary(definition: MetricDefinition) -> None:
 
 @transaction.atomic
 def definition_register(*, actor: User, data: dict[str, Any]) -> MetricDefinition:
-    """Version 1 of a new metric, as a draft."""
+    """Version 1 of a new metric, as a draft. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "register metric definitions")
     key = data["key"]
     if key in RESERVED_KEYS:
@@ -156,7 +156,7 @@ def definition_register(*, actor: User, data: dict[str, Any]) -> MetricDefinitio
 
 @transaction.atomic
 def definition_version_create(*, actor: User, key: str, changes: dict[str, Any]) -> MetricDefinition:
-    """Version n+1 as a draft: the latest version with `changes` applied."""
+    """Version n+1 as a draft: the latest version with `changes` applied. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "create metric versions")
     latest = MetricDefinition.objects.select_for_update().filter(key=key).order_by("-version").first()
     if latest is None:
@@ -185,7 +185,8 @@ def definition_version_create(*, actor: User, key: str, changes: dict[str, Any])
 def definition_update(
     *, actor: User, definition: MetricDefinition, changes: dict[str, Any]
 ) -> MetricDefinition:
-    """Edit in place: anything on a draft; only wording and ownership once active or deprecated."""
+    """Edit in place: anything on a draft; only wording and ownership once active or deprecated. The
+    actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "edit metric definitions")
     definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
     _require(definition, "edit")
@@ -218,7 +219,8 @@ def definition_update(
 
 @transaction.atomic
 def definition_activate(*, actor: User, definition: MetricDefinition) -> MetricDefinition:
-    """Make a draft the active version of its key; the previously active version becomes deprecated."""
+    """Make a draft the active version of its key; the previously active version becomes deprecated.
+    The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "activate metric definitions")
     versions = {d.pk: d for d in MetricDefinition.objects.select_for_update().filter(key=definition.key)}
     definition = versions[definition.pk]
@@ -250,6 +252,7 @@ def definition_activate(*, actor: User, definition: MetricDefinition) -> MetricD
 
 @transaction.atomic
 def definition_deprecate(*, actor: User, definition: MetricDefinition, reason: str = "") -> MetricDefinition:
+    """Retire the active version; its key then names no active version. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "deprecate metric definitions")
     definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
     _require(definition, "deprecate")

@@ -79,6 +79,7 @@ def _workloads(keys: list[str] | None) -> list[Workload]:
 
 
 def pull_source_create(*, actor: User, data: dict[str, Any]) -> PullSource:
+    """A Prometheus source of a metric's values on one system. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     values = {name: data[name] for name in FIELDS if name in data}
     values.setdefault("step_seconds", 60)
@@ -100,6 +101,7 @@ def pull_source_create(*, actor: User, data: dict[str, Any]) -> PullSource:
 
 
 def pull_source_update(*, actor: User, source: PullSource, changes: dict[str, Any]) -> PullSource:
+    """Change a source's fields, checked as on creation. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     with transaction.atomic():
         source = PullSource.objects.select_for_update().get(pk=source.pk)
@@ -127,7 +129,8 @@ def pull_source_update(*, actor: User, source: PullSource, changes: dict[str, An
 
 
 def pull_source_delete(*, actor: User, source: PullSource) -> None:
-    """Removes the source only; what it pulled stays (observations are measurements, not config)."""
+    """Removes the source only; what it pulled stays (observations are measurements, not config).
+    The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     with transaction.atomic():
         source = PullSource.objects.select_for_update().get(pk=source.pk)

@@ -88,3 +88,14 @@ def test_observation_filters_refuse_an_unknown_reference_naming_it(as_user, view
     response = as_user(viewer).get("/api/v1/observations/", {name: "nope", "batch": batch})
     assert response.status_code == 400, response.content
     assert response.json()["errors"] == [{"field": name, "message": f"Unknown {name} 'nope'."}]
+
+
+@pytest.mark.parametrize(
+    ("url", "noun"), [("/api/v1/definitions/", "metric"), ("/api/v1/systems/", "system")]
+)
+def test_list_filters_by_key_refuse_an_unknown_key_naming_it(as_user, viewer, ref, url, noun):
+    client = as_user(viewer)
+    assert client.get(url, {"key": "latency" if noun == "metric" else "legacy"}).json()["results"]
+    response = client.get(url, {"key": "nope"})
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == [{"field": "key", "message": f"Unknown {noun} 'nope'."}]
