@@ -101,7 +101,7 @@ class OtlpMetricsReceiver(APIView):
             body=request.data if isinstance(request.data, bytes) else b"",
             content_type=content_type,
             content_encoding=request.headers.get("Content-Encoding", ""),
-            submitted_by=request.user,
+            actor=request.user,
             client=request.headers.get("User-Agent", ""),
             idempotency_key=idempotency_key(request),
         )

@@ -44,7 +44,7 @@ class PullSourceOutput(serializers.ModelSerializer):
         return sorted(w.key for w in obj.workloads.all())
 
 
-class PullSourceFields(serializers.Serializer):
+class PullSourceInput(serializers.Serializer):
     # URL, query and step are checked by the service (one rule set for API, admin and shell), so the
     # serializer only checks types here.
     base_url = serializers.CharField(max_length=300, help_text="Prometheus base URL, e.g. http://prom:9090")
@@ -62,7 +62,7 @@ class PullSourceFields(serializers.Serializer):
     enabled = serializers.BooleanField(required=False)
 
 
-class PullSourceCreate(PullSourceFields):
+class PullSourceCreateInput(PullSourceInput):
     metric = serializers.SlugField(max_length=80, help_text="Metric definition key.")
     system = serializers.SlugField(max_length=50, help_text="System key.")
 
@@ -103,10 +103,12 @@ class PullSourceList(APIView):
             sources = sources.filter(definition__key=metric)
         return Response(PullSourceOutput(sources, many=True).data)
 
-    @extend_schema(request=PullSourceCreate, responses={201: PullSourceOutput}, parameters=[IDEMPOTENCY_KEY])
+    @extend_schema(
+        request=PullSourceCreateInput, responses={201: PullSourceOutput}, parameters=[IDEMPOTENCY_KEY]
+    )
     @idempotent
     def post(self, request):
-        data = PullSourceCreate(data=request.data)
+        data = PullSourceCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         values["definition"] = _definition(values.pop("metric"))
@@ -124,10 +126,10 @@ class PullSourceDetail(APIView):
     def get(self, request, id):
         return Response(PullSourceOutput(get_object_or_404(_listed(), pk=id)).data)
 
-    @extend_schema(request=PullSourceFields, responses=PullSourceOutput)
+    @extend_schema(request=PullSourceInput, responses=PullSourceOutput)
     def patch(self, request, id):
         source = get_object_or_404(PullSource, pk=id)
-        data = PullSourceFields(data=request.data, partial=True)
+        data = PullSourceInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         pull_source_update(actor=request.user, source=source, changes=dict(data.validated_data))
         return Response(PullSourceOutput(_listed().get(pk=source.pk)).data)

@@ -1,4 +1,5 @@
-"""Demo metrics: the dozen definitions of DESIGN.md §6, legacy vs rebuilt, tens of thousands of values.
+"""Demo metrics: the dozen definitions of docs/architecture.md, 'Demo data', legacy vs rebuilt, tens
+of thousands of values.
 
 Values are drawn from seeded distributions so the story is stable: some metrics clearly better on
 rebuilt, some worse, some indistinguishable. Observations go through the real ingest service.
@@ -377,7 +378,5 @@ def demo_load(*, users, stdout) -> None:
     rng = random.Random(20261129)
     rows = _observation_rows(rng) + _shadow_rows(rng)
     for start in range(0, len(rows), 10_000):
-        observations_ingest_rows(
-            rows=rows[start : start + 10_000], submitted_by=users["ingest"], source="demo"
-        )
+        observations_ingest_rows(rows=rows[start : start + 10_000], actor=users["ingest"], source="demo")
     stdout.write(f"Loaded {len(rows):,} demo observations for {len(DEFINITIONS)} metric definitions.")

@@ -11,7 +11,9 @@ class RegistryFilterForm(forms.Form):
 
     def __init__(self, *args, teams: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["owner_team"].choices = [("", "any team"), *((t, t) for t in teams)]
+        owner_team = self.fields["owner_team"]
+        assert isinstance(owner_team, forms.ChoiceField)
+        owner_team.choices = [("", "any team"), *((t, t) for t in teams)]
 
 
 class ComparisonForm(forms.Form):

@@ -1,4 +1,4 @@
-"""The register and new-version forms: the API's DefinitionFields as a page form.
+"""The register and new-version forms: the API's DefinitionInput as a page form.
 
 Only shape is checked here (types, choices, lengths, a unit pint can read, so a typo is named before
 the preview); every rule of the registry (bounds, overlap, a duplicate boundary) stays in

@@ -23,11 +23,20 @@ import math
 import operator as op
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 from scipy.stats import binom, mannwhitneyu, norm, t, ttest_ind, ttest_ind_from_stats
 
 from core.numbers import p_statement
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+    from metrics.rollups.sketch import Sketch
+
+# A side's values: a sorted float array, or a rollup sketch that stands for one (metrics.rollups).
+Sample: TypeAlias = "np.ndarray | Sketch"
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 STATISTICS = (*QUANTILES, "mean", "min", "max", "distribution")
@@ -64,8 +73,8 @@ def infer(
     *,
     statistic: str,
     direction: str,
-    baseline: np.ndarray,
-    candidate: np.ndarray,
+    baseline: Sample,
+    candidate: Sample,
     alpha: float = 0.05,
     null_ratio: float = 1.0,
 ) -> Inference:
@@ -79,7 +88,7 @@ def infer(
         raise ValueError(f"unknown direction {direction}")
     higher = direction == "higher_is_better"
     # A rollup sketch (metrics.rollups) stands for a sorted sample: len(), [i] by rank, its moments.
-    base, cand = (x if hasattr(x, "moments") else np.asarray(x, dtype=float) for x in (baseline, candidate))
+    base, cand = (x if _is_sketch(x) else np.asarray(x, dtype=float) for x in (baseline, candidate))
     if statistic in QUANTILES:
         return _quantile(statistic, QUANTILES[statistic], higher, base, cand, alpha)
     if statistic == "mean":
@@ -89,11 +98,24 @@ def infer(
             raise ValueError("null_ratio must be a positive finite number")
         return _distribution(higher, base, cand, alpha, null_ratio)
     pick = (lambda x: float(x[0])) if statistic == "min" else (lambda x: float(x[-1]))
-    sides = [SideEstimate(len(x), pick(x) if len(x) else None, None) for x in (base, cand)]
-    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+    base_side, cand_side = (SideEstimate(len(x), pick(x) if len(x) else None, None) for x in (base, cand))
+    ratio, why = _ratio(base_side.value, cand_side.value, higher)
     return Inference(
-        statistic, "none", alpha, *sides, ratio, None, None, why or f"no inference for {statistic}."
+        statistic,
+        "none",
+        alpha,
+        base_side,
+        cand_side,
+        ratio,
+        None,
+        None,
+        why or f"no inference for {statistic}.",
     )
+
+
+def _is_sketch(x: Sample) -> TypeIs[Sketch]:
+    # By its moments, not isinstance: this module stays free of the rollups package at run time.
+    return hasattr(x, "moments")
 
 
 def _ratio(base: float | None, cand: float | None, higher: bool) -> tuple[float | None, str]:
@@ -105,7 +127,7 @@ def _ratio(base: float | None, cand: float | None, higher: bool) -> tuple[float 
     return num / den, ""
 
 
-def _interpolated(x: np.ndarray, q: float) -> float:
+def _interpolated(x: Sample, q: float) -> float:
     """The linear-interpolation quantile of a sorted sample (PostgreSQL's percentile_cont) in O(1)."""
     h = (len(x) - 1) * q
     low = math.floor(h)
@@ -127,27 +149,30 @@ def order_statistic_ranks(n: int, q: float, alpha: float) -> tuple[int, int] | N
     return low, high
 
 
-def _quantile(name: str, q: float, higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float):
+def _quantile(name: str, q: float, higher: bool, base: Sample, cand: Sample, alpha: float) -> Inference:
     sides = []
     for x in (base, cand):
         ranks = order_statistic_ranks(len(x), q, alpha) if len(x) else None
         ci = (float(x[ranks[0] - 1]), float(x[ranks[1] - 1])) if ranks else None
         sides.append(SideEstimate(len(x), _interpolated(x, q) if len(x) else None, ci))
-    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+    base_side, cand_side = sides
+    ratio, why = _ratio(base_side.value, cand_side.value, higher)
     missing = [s for s, side in zip(("baseline", "candidate"), sides, strict=True) if side.ci is None]
     if missing:
         why = why or (
             f"too few observations for an order-statistic interval of the {name} "
             f"({' and '.join(missing)}: n = {', '.join(str(s.n) for s in sides if s.ci is None)})."
         )
-    elif any(s.ci[0] <= 0 for s in sides):
+    elif any(s.ci is not None and s.ci[0] <= 0 for s in sides):
         why = why or "a value is ≤ 0, so no log-ratio interval can be formed."
-    if why:
-        return Inference(name, "order-statistic", alpha, *sides, ratio, None, None, why)
+    if why or ratio is None:
+        return Inference(name, "order-statistic", alpha, base_side, cand_side, ratio, None, None, why)
     # MOVER (Zou & Donner 2008) on the log scale: each bound of ln(num/den) recovers its spread from
     # the matching side bounds, so a skewed side interval (a sparse tail, a gap between two modes)
     # widens only the bound it affects.
-    num, den = (sides[1], sides[0]) if higher else (sides[0], sides[1])
+    num, den = (cand_side, base_side) if higher else (base_side, cand_side)
+    # Both sides have a value and an interval here: `why` names any side without.
+    assert num.value is not None and num.ci is not None and den.value is not None and den.ci is not None
     log_num, log_den, log_ratio = math.log(num.value), math.log(den.value), math.log(ratio)
     below = math.hypot(log_num - math.log(num.ci[0]), math.log(den.ci[1]) - log_den)
     above = math.hypot(math.log(num.ci[1]) - log_num, log_den - math.log(den.ci[0]))
@@ -158,45 +183,52 @@ def _quantile(name: str, q: float, higher: bool, base: np.ndarray, cand: np.ndar
         p = 0.0 if log_ratio > 0 else 1.0 if log_ratio < 0 else 0.5
     else:
         p = float(norm.sf(log_ratio / se))
-    return Inference(name, "order-statistic", alpha, *sides, ratio, ci, p, "")
+    return Inference(name, "order-statistic", alpha, base_side, cand_side, ratio, ci, p, "")
 
 
-def _mean(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float) -> Inference:
-    sides, moments = [], []
+def _mean(higher: bool, base: Sample, cand: Sample, alpha: float) -> Inference:
+    sides: list[SideEstimate] = []
+    moments: list[tuple[float | None, float | None, int]] = []
     for x in (base, cand):
         n = len(x)
-        if hasattr(x, "moments"):
+        mean: float | None
+        var: float | None
+        if _is_sketch(x):
             mean, var = x.moments.mean, x.moments.variance
             var = var / n if var is not None else None
         else:
             mean = float(x.mean()) if n else None
             var = float(x.var(ddof=1)) / n if n >= 2 else None
         ci = None
-        if var is not None:
+        if var is not None and mean is not None:
             half = float(t.ppf(1 - alpha / 2, n - 1)) * math.sqrt(var)
             ci = (mean - half, mean + half)
         sides.append(SideEstimate(n, mean, ci))
         moments.append((mean, var, n))
-    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
-    if not why and any(var is None for _, var, _ in moments):
+    base_side, cand_side = sides
+    ratio, why = _ratio(base_side.value, cand_side.value, higher)
+    known = [(mean, var, n) for mean, var, n in moments if mean is not None and var is not None]
+    if not why and len(known) < 2:
         why = "a side has fewer than 2 observations: no variance, no interval."
     if why:
-        return Inference("mean", "welch-fieller", alpha, *sides, ratio, None, None, why)
+        return Inference("mean", "welch-fieller", alpha, base_side, cand_side, ratio, None, None, why)
     alternative = "greater" if higher else "less"
-    if hasattr(base, "moments"):
-        (mb, vb, nb), (mc, vc, nc) = moments
+    if _is_sketch(base):
+        (mb, vb, nb), (mc, vc, nc) = known
         test = ttest_ind_from_stats(
             mc, math.sqrt(vc * nc), nc, mb, math.sqrt(vb * nb), nb, equal_var=False, alternative=alternative
         )
     else:
         test = ttest_ind(cand, base, equal_var=False, alternative=alternative)
     p = None if math.isnan(test.pvalue) else float(test.pvalue)
-    (num, var_num, n_num), (den, var_den, n_den) = moments[::-1] if higher else moments
+    (num, var_num, n_num), (den, var_den, n_den) = known[::-1] if higher else known
     ci, why = _fieller(num, var_num, n_num, den, var_den, n_den, alpha)
-    return Inference("mean", "welch-fieller", alpha, *sides, ratio, ci, p, why)
+    return Inference("mean", "welch-fieller", alpha, base_side, cand_side, ratio, ci, p, why)
 
 
-def _fieller(num, var_num, n_num, den, var_den, n_den, alpha) -> tuple[tuple[float, float] | None, str]:
+def _fieller(
+    num: float, var_num: float, n_num: int, den: float, var_den: float, n_den: int, alpha: float
+) -> tuple[tuple[float, float] | None, str]:
     """Fieller's interval for num/den, independent means with unequal variances (Welch–Satterthwaite df).
 
     The interval holds the ratios R for which (num − R·den)² ≤ t²·(var_num + R²·var_den).
@@ -215,19 +247,25 @@ def _fieller(num, var_num, n_num, den, var_den, n_den, alpha) -> tuple[tuple[flo
     return ((b - root) / a, (b + root) / a), ""
 
 
-def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float, null_ratio: float):
-    sides = [SideEstimate(len(x), _interpolated(x, 0.5) if len(x) else None, None) for x in (base, cand)]
-    ratio, why = _ratio(sides[0].value, sides[1].value, higher)
+def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_ratio: float) -> Inference:
+    base_side, cand_side = (
+        SideEstimate(len(x), _interpolated(x, 0.5) if len(x) else None, None) for x in (base, cand)
+    )
+    ratio, why = _ratio(base_side.value, cand_side.value, higher)
     if not len(base) or not len(cand):
-        return Inference(
-            "distribution", "mann-whitney", alpha, *sides, ratio, None, None, why, null_ratio=null_ratio
-        )
+        empty = ("distribution", "mann-whitney", alpha, base_side, cand_side, ratio, None, None, why)
+        return Inference(*empty, null_ratio=null_ratio)
     # Relative performance r = cand/base (higher is better) or base/cand (lower is better), so
     # "r > t" is "cand > t·base" or "cand < base/t": the baseline moved by t in the better direction.
     better, worse = ("greater", "less") if higher else ("less", "greater")
-    if hasattr(base, "moments"):  # from the histograms: values tie within a bucket
+    if not _is_sketch(base):
+        moved = base * null_ratio if higher else base / null_ratio
+        p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
+        p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
+    else:  # from the histograms: values tie within a bucket
         from metrics.rollups.mannwhitney import mannwhitneyu_grouped
 
+        assert _is_sketch(cand)  # both sides come from one read: both rollups or both rows
         cand_values, cand_counts = cand.grouped()
         base_values, base_counts = base.grouped()
         moved_values = base_values * null_ratio if higher else base_values / null_ratio
@@ -235,16 +273,13 @@ def _distribution(higher: bool, base: np.ndarray, cand: np.ndarray, alpha: float
             mannwhitneyu_grouped(cand_values, cand_counts, moved_values, base_counts, alternative=side)
             for side in (better, worse)
         )
-    else:
-        moved = base * null_ratio if higher else base / null_ratio
-        p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
-        p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
     u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > moved base) + ½ P(tie)
     return Inference(
         "distribution",
         "mann-whitney",
         alpha,
-        *sides,
+        base_side,
+        cand_side,
         ratio,
         None,
         float(p_better.pvalue),

@@ -1,4 +1,4 @@
-"""Hooks other apps subscribe to; metrics never imports them (DESIGN.md §1)."""
+"""Hooks other apps subscribe to; metrics never imports them (docs/architecture.md, 'Cross-app hooks')."""
 
 from django.dispatch import Signal
 

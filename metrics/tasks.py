@@ -14,7 +14,7 @@ def feeds_check_stale() -> dict[str, int]:
 
 
 @shared_task(**queue_options("ingest"))
-def pull_prometheus() -> list[dict]:
+def pull_sources_scrape() -> list[dict]:
     """Beat: pull every enabled Prometheus source once; each failure is recorded on its source."""
     from metrics.services.pull import pull_sources_run_enabled
 

@@ -38,7 +38,11 @@ def metric_detail(request, key: str):
     """`key`: the active version (else the newest); `key@N`: that version, whatever its status. Either
     way the page shows that version's own observations, and links every other version."""
     try:
-        definition = selectors.definition_resolve(key) if "@" in key else selectors.definition_get(key)
+        definition = (
+            selectors.definition_resolve(key, field="key", in_path=True)
+            if "@" in key
+            else selectors.definition_get(key)
+        )
     except ApplicationError as exc:
         raise Http404(exc.message) from exc
     versions = list(selectors.definition_versions(definition.key))

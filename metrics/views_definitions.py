@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -95,7 +96,12 @@ def version_new_page(request, key: str):
         raise Http404(f"No metric '{key}'.")
     form = DefinitionFieldsForm(request.POST or None, initial=initial_from(latest))
     active = _active(key)
-    context = {"latest": latest, "active": active, "form": form, "next_ref": f"{key}@{latest.version + 1}"}
+    context: dict[str, Any] = {
+        "latest": latest,
+        "active": active,
+        "form": form,
+        "next_ref": f"{key}@{latest.version + 1}",
+    }
     status = 200
     if request.method == "POST":
         status = 400
@@ -140,7 +146,7 @@ def version_activate_page(request, key: str, version: int):
             messages.error(request, exc.message)
         else:
             note = f" {active.ref} is deprecated." if active else ""
-            if stale:
+            if stale and active:
                 note += f" {len(stale)} gate(s) pinning {active.ref} are marked stale."
             messages.success(request, f"{definition.ref} is now the active version of '{key}'.{note}")
         return _detail(definition)

@@ -131,5 +131,5 @@ def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int
         for row in changed:
             if row["run_id"] in stored:
                 observations_withdraw(definition_ids=definition_ids, run_id=row["run_id"])
-        ingest.observations_ingest_rows(rows=changed, submitted_by=None, source=evidence.SOURCE)
+        ingest.observations_ingest_rows(rows=changed, actor=None, source=evidence.SOURCE)
     return len(changed)

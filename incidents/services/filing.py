@@ -94,7 +94,7 @@ def _write_evidence(incident: Incident, user: User, *, replace: bool) -> None:
     rows = evidence.speed_rows(incident)
     if rows:
         incident_metrics_ensure()
-        ingest.observations_ingest_rows(rows=rows, submitted_by=user, source=evidence.SOURCE)
+        ingest.observations_ingest_rows(rows=rows, actor=user, source=evidence.SOURCE)
 
 
 def _notify(incident: Incident, event: str, subject: str, actor: User) -> None:

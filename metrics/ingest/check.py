@@ -14,6 +14,7 @@ from core.api.parsers import shown
 from metrics.ingest import rules
 from metrics.ingest.formats import ObservationIn, Unreadable
 from metrics.models import MetricDefinition, System, Workload
+from metrics.refs import MetricRefError, metric_ref_parse
 
 # Column positions in ValidRows.columns, which is also the order COPY writes them in.
 DEFINITION, SYSTEM, WORKLOAD, VALUE, UNIT, OBSERVED_AT, RUN_ID, SOURCE, TAGS = range(9)
@@ -75,20 +76,23 @@ class Lookups:
             self._versions = {}
             for definition in MetricDefinition.objects.all():
                 self._versions.setdefault(definition.key, []).append(definition)
-        key, _, version = ref.partition("@")
+        try:
+            key, version = metric_ref_parse(ref)
+        except MetricRefError as exc:
+            return f"'{shown(ref)}': {exc.problem}"
         versions = self._versions.get(key)
         if not versions:
             return f"unknown metric '{shown(key)}'."
-        if not version:
+        if version is None:
             active = [d for d in versions if d.status == MetricDefinition.Status.ACTIVE]
             return active[0] if active else f"metric '{key}' has no active version; name one as '{key}@N'."
-        chosen = next((d for d in versions if str(d.version) == version), None)
+        chosen = next((d for d in versions if d.version == version), None)
         if chosen is None:
             return f"unknown version '{shown(ref)}'."
         if chosen.status == MetricDefinition.Status.DEPRECATED:  # a draft takes shadow data
-            active = next((d.ref for d in versions if d.status == MetricDefinition.Status.ACTIVE), None)
+            active_ref = next((d.ref for d in versions if d.status == MetricDefinition.Status.ACTIVE), None)
             return f"{chosen.ref} is deprecated; " + (
-                f"send to '{key}' ({active})." if active else f"'{key}' has no active version."
+                f"send to '{key}' ({active_ref})." if active_ref else f"'{key}' has no active version."
             )
         return chosen
 
@@ -228,7 +232,8 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
                 tags_text = rules.tags_wire(tags)
             except rules.TagsError as error:
                 errors.append({"index": index, "field": "tags", "message": str(error)})
-        if len(errors) > row_errors:
+        # A bad definition or value was named above; the isinstance checks say so to the type checker.
+        if len(errors) > row_errors or isinstance(definition, str) or isinstance(value, str):
             continue
         definition_id = definition.pk
         natural_key = (definition_id, system_id, workload_id, run_id, observed_at)

@@ -233,7 +233,7 @@ def _tags_walk(node: dict | list, depth: int, seen: int) -> int:
     if seen > MAX_TAG_BYTES // 2:  # every value takes at least two bytes of JSON ("1,")
         raise TagsError(f"more than {MAX_TAG_BYTES:,} bytes as JSON.")
     is_object = isinstance(node, dict)
-    for key, value in node.items() if is_object else enumerate(node):
+    for key, value in node.items() if isinstance(node, dict) else enumerate(node):
         kind = type(value)
         if (
             (is_object and type(key) is str and _odd_text(key, MAX_TAG_KEY_LENGTH))

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from core import idempotency
@@ -36,7 +37,12 @@ MESSAGE_PROBLEMS = 5
 
 MSG_TOO_MANY = f"A batch holds at most {MAX_ROWS:,} observations; split it into smaller batches."
 
-Result = TypeVar("Result")
+
+class _Answer(Protocol):
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+Result = TypeVar("Result", bound=_Answer)
 
 
 @dataclass
@@ -99,23 +105,25 @@ class OtlpResult:
 
 
 def observations_ingest(
-    *, body: bytes, content_type: str, submitted_by, source: str = "", idempotency_key: str | None = None
+    *, body: bytes, content_type: str, actor: User, source: str = "", idempotency_key: str | None = None
 ) -> IngestResult:
-    """One all-or-nothing batch from a JSON, NDJSON or CSV body; a repeated key replays the first answer."""
+    """One all-or-nothing batch from a JSON, NDJSON or CSV body; a repeated key replays the first answer.
+    The actor needs metrics.add_observation, which the API's write rule checks before the body is read."""
     return _answered_once(
-        user=submitted_by,
+        user=actor,
         scope=BATCH_SCOPE,
         key=idempotency_key,
         fingerprint=idempotency.body_fingerprint(body, content_type) if idempotency_key else "",
         status=201,
-        act=lambda: _ingest(decode_rows(body, content_type), submitted_by=submitted_by, source=source),
+        act=lambda: _ingest(decode_rows(body, content_type), actor=actor, source=source),
         replay=IngestResult.from_dict,
     )
 
 
-def observations_ingest_rows(*, rows: list[Any], submitted_by, source: str = "") -> IngestResult:
-    """One all-or-nothing batch of rows a caller already built (the Prometheus pull, the demo data)."""
-    return _ingest(rows, submitted_by=submitted_by, source=source)
+def observations_ingest_rows(*, rows: list[Any], actor: User | None, source: str = "") -> IngestResult:
+    """One all-or-nothing batch of rows a caller already built (the Prometheus pull, the demo data).
+    No role is checked: the callers are the app's own jobs; `actor` is None for an automatic batch."""
+    return _ingest(rows, actor=actor, source=source)
 
 
 def observations_ingest_otlp(
@@ -123,7 +131,7 @@ def observations_ingest_otlp(
     body: bytes,
     content_type: str,
     content_encoding: str = "",
-    submitted_by,
+    actor: User,
     client: str = "",
     idempotency_key: str | None = None,
 ) -> OtlpResult:
@@ -136,7 +144,7 @@ def observations_ingest_otlp(
         request = otlp.request_decode(body, content_type, content_encoding, limit)
         points, rejected = otlp.points_from_request(request, otlp.otel_names())
         source = f"{otlp.SOURCE} {client}".strip()[:100]
-        return _ingest_partial(points, rejected, submitted_by=submitted_by, source=source)
+        return _ingest_partial(points, rejected, actor=actor, source=source)
 
     fingerprint = ""
     if idempotency_key:
@@ -144,7 +152,7 @@ def observations_ingest_otlp(
         encoding = (content_encoding or "identity").strip().lower()
         fingerprint = idempotency.body_fingerprint(body, f"{otlp.media_type(content_type)}+{encoding}")
     return _answered_once(
-        user=submitted_by,
+        user=actor,
         scope=OTLP_SCOPE,
         key=idempotency_key,
         fingerprint=fingerprint,
@@ -172,7 +180,7 @@ class BatchRefused(ApplicationError):
 
 
 def observations_import(
-    *, body: bytes, content_type: str, submitted_by, source: str, batch_size: int
+    *, body: bytes, content_type: str, actor: User, source: str, batch_size: int
 ) -> tuple[int, Iterator[ImportStep]]:
     """A file in batches of `batch_size`: (how many rows it holds, the batches as they are stored).
     Each batch is all-or-nothing; a refused one raises BatchRefused, the earlier ones stay stored."""
@@ -182,7 +190,7 @@ def observations_import(
         for start in range(0, len(rows), batch_size):
             chunk = rows[start : start + batch_size]
             try:
-                result = _ingest(chunk, submitted_by=submitted_by, source=source)
+                result = _ingest(chunk, actor=actor, source=source)
             except ApplicationError as exc:
                 raise BatchRefused(exc, start) from exc
             yield ImportStep(start, len(chunk), result)
@@ -195,13 +203,13 @@ def observations_import(
 
 def _answered_once(
     *,
-    user,
+    user: User,
     scope: str,
     key: str | None,
     fingerprint: str,
     status: int,
     act: Callable[[], Result],
-    replay: Callable[[dict, bool], Result],
+    replay: Callable[[dict[str, Any], bool], Result],
 ) -> Result:
     """`act()`, or with a key the stored first answer; the answer is stored in the batch's transaction."""
     if not key:
@@ -224,7 +232,7 @@ def _answered_once(
     return result
 
 
-def _ingest(rows: list[Any], *, submitted_by, source: str) -> IngestResult:
+def _ingest(rows: list[Any], *, actor: User | None, source: str) -> IngestResult:
     """Check every row, then write the batch and announce it in one transaction."""
     if not isinstance(rows, list):
         raise ApplicationError("observations must be a list.", status=400, field="observations")
@@ -235,7 +243,7 @@ def _ingest(rows: list[Any], *, submitted_by, source: str) -> IngestResult:
 
     lookups = Lookups()
     valid = check_typed_rows(rows, lookups) if isinstance(rows[0], ObservationIn) else None
-    errors = []
+    errors: list[dict[str, Any]] = []
     if valid is None:
         valid, errors = check_rows([as_dict(row) for row in rows], lookups)
     if errors:
@@ -243,7 +251,7 @@ def _ingest(rows: list[Any], *, submitted_by, source: str) -> IngestResult:
         INGEST_ROWS.labels(outcome="rejected").inc(refused)
         raise ApplicationError(MSG_INVALID.format(count=refused, total=len(rows)), status=422, errors=errors)
     with transaction.atomic():
-        batch = batch_write(valid, received=len(rows), submitted_by=submitted_by, source=source)
+        batch = batch_write(valid, received=len(rows), submitted_by=actor, source=source)
         if batch.inserted:
             # Receivers queue their work through core.outbox here: it commits with the batch or not at all.
             observations_ingested.send(
@@ -257,7 +265,7 @@ def _ingest(rows: list[Any], *, submitted_by, source: str) -> IngestResult:
 
 
 def _ingest_partial(
-    points: list[otlp.Point], rejected: list[otlp.Rejected], *, submitted_by, source: str
+    points: list[otlp.Point], rejected: list[otlp.Rejected], *, actor: User | None, source: str
 ) -> OtlpResult:
     """OTLP asks the receiver to keep what it can: when the batch is refused, it is sent again with the
     rows the refusal did not name. Every rule stays in the one path; nothing is written here."""
@@ -268,7 +276,7 @@ def _ingest_partial(
     if not rows:
         return OtlpResult(accepted=0, rejected=rejected)
     try:
-        batch = _ingest(rows, submitted_by=submitted_by, source=source)
+        batch = _ingest(rows, actor=actor, source=source)
         return OtlpResult(accepted=len(rows), rejected=rejected, batch=batch)
     except ApplicationError as exc:
         if exc.status != 422 or not exc.errors:
@@ -280,11 +288,11 @@ def _ingest_partial(
         return OtlpResult(accepted=0, rejected=rejected)
     # The rows it did not name passed every rule; a 422 now (a definition changed in between) is the
     # client's to retry.
-    batch = _ingest(good, submitted_by=submitted_by, source=source)
+    batch = _ingest(good, actor=actor, source=source)
     return OtlpResult(accepted=len(good), rejected=rejected, batch=batch)
 
 
-def _first_error_per_row(errors: list[dict]) -> dict[int, str]:
+def _first_error_per_row(errors: list[dict[str, Any]]) -> dict[int, str]:
     refused: dict[int, str] = {}
     for error in errors:
         index = error.get("index")

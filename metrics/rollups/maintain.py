@@ -14,6 +14,7 @@ after the refresh took its lock is a new row that the next refresh (queued by th
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -77,7 +78,7 @@ def rollups_recompute(
     all) by a recompute from the rows; how many rollup rows now stand for them. Serialised per
     definition by an advisory lock, so two recomputes never interleave their delete and insert."""
     workloads = " AND workload_id = ANY(%(workloads)s)" if workload_ids is not None else ""
-    params = {
+    params: dict[str, Any] = {
         "definition": definition_id,
         "first": first,
         "end_day": last + timedelta(days=1),

@@ -32,7 +32,7 @@ def representative(key: int) -> float:
     return 2 * GAMMA**key / (GAMMA + 1)
 
 
-def percentile_cont(ordered: np.ndarray, fraction: float) -> float:
+def percentile_cont(ordered: np.ndarray | Sketch, fraction: float) -> float:
     """PostgreSQL's percentile_cont of an ascending, non-empty sample (orderedsetaggs.c, float8_lerp)."""
     position = fraction * (len(ordered) - 1)
     low, high = math.floor(position), math.ceil(position)
@@ -133,7 +133,7 @@ class Sketch:
         if self._cumulative is None:
             values, counts = self.grouped()
             self._cumulative = (np.cumsum(counts).tolist(), values.tolist())
-        ends, values = self._cumulative
-        value = values[bisect_right(ends, index)]
+        ends, representatives = self._cumulative
+        value = representatives[bisect_right(ends, index)]
         # The true value lies in [min, max]: clamping can only bring the representative closer.
         return min(max(value, self.moments.min), self.moments.max)

@@ -7,19 +7,28 @@ from django.db.models import Case, Count, OuterRef, QuerySet, Subquery, When
 from core.errors import ApplicationError
 from core.replica import read_connection
 from metrics.models import MetricDefinition, Observation
+from metrics.refs import MetricRefError, metric_ref_parse
 from metrics.rollups.sketch import Sketch, percentile_cont
 
 
-def definition_resolve(ref: str, *, field: str = "metric", require_active: bool = False) -> MetricDefinition:
-    """`key` → its active version; `key@N` → that version. ApplicationError(400/404) naming `field`."""
+def definition_resolve(
+    ref: str, *, field: str = "metric", in_path: bool = False, require_active: bool = False
+) -> MetricDefinition:
+    """`key` → its active version; `key@N` → that version. ApplicationError naming `field` otherwise.
+
+    Where the reference came from decides the status of one that names no row: a request's input (a
+    body field or query parameter, the default) is a 400 naming `field`; a URL path (`in_path=True`)
+    is a 404, like any other path that names nothing."""
+    missing = 404 if in_path else 400
     if not ref:
         raise ApplicationError(f"{field} is required: 'key' or 'key@N'.", status=400, field=field)
-    key, _, version = ref.partition("@")
+    try:
+        key, version = metric_ref_parse(ref)
+    except MetricRefError as exc:
+        raise ApplicationError(exc.message, status=missing, field=field) from None
     queryset = MetricDefinition.objects.filter(key=key)
-    if version:
-        if not version.isdigit():
-            raise ApplicationError(f"'{ref}': the version after @ must be a number.", status=400, field=field)
-        definition = queryset.filter(version=int(version)).first()
+    if version is not None:
+        definition = queryset.filter(version=version).first()
     else:
         definition = queryset.filter(status=MetricDefinition.Status.ACTIVE).first()
         if definition is None and queryset.exists():
@@ -27,7 +36,7 @@ def definition_resolve(ref: str, *, field: str = "metric", require_active: bool 
                 f"Metric '{key}' has no active version; name one as '{key}@N'.", status=400, field=field
             )
     if definition is None:
-        raise ApplicationError(f"Unknown metric '{ref}'.", status=404, field=field)
+        raise ApplicationError(f"Unknown metric '{ref}'.", status=missing, field=field)
     if require_active and definition.status != MetricDefinition.Status.ACTIVE:
         raise ApplicationError(f"{definition.ref} is {definition.status}.", status=400, field=field)
     return definition
@@ -102,14 +111,15 @@ def series_daily(
 
     Read from the day rollups alone (metrics.rollups): each day's exact median, kept by the refresh (on a
     day not recomputed since medians were kept, its sketch's, within the sketch's accuracy)."""
-    window, params = "", [definition.pk]
+    window = ""
+    params: list[int | date] = [definition.pk]
     if since:
         window += " AND r.day >= %s"
         params.append(since)
     if until:
         window += " AND r.day < %s"
         params.append(until)
-    series: dict[str, dict[str, list]] = {}
+    series: dict[str, dict[str, list[tuple[datetime, float, int]]]] = {}
     with read_connection().cursor() as cursor:
         cursor.execute(SERIES_SQL.format(window=window), params)
         for (

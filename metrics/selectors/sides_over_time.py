@@ -8,7 +8,9 @@ window is then a slice of it, sorted once. Windows with a side over settings.ROL
 are the merged day sketches instead (metrics.rollups.read, the same rule as `sides_fetch`), all of
 them in two queries. So at most three queries whatever the number of moments.
 
-The sides are built exactly as `sides_fetch` builds them, so a comparison of them judges the same.
+The sides are built exactly as `sides_fetch` builds them (comparison.sql: `sides_of_windows` picks
+rollups or rows by the one rule, `side_of_sample` reads every statistic), so a comparison of them
+judges the same.
 The one difference: a side's `mean` shown in its stats is numpy's, not PostgreSQL's avg (the tests
 and their intervals use numpy's on both paths)."""
 
@@ -20,9 +22,8 @@ import numpy as np
 
 from core.replica import read_connection
 from metrics.models import System
-from metrics.rollups.read import Window, sketches_over_threshold
-from metrics.rollups.sketch import percentile_cont
-from metrics.selectors.comparison.sql import QUANTILES, Side, SideStats, sketch_side
+from metrics.rollups.read import Window
+from metrics.selectors.comparison.sql import Side, side_of_sample, sides_of_windows
 
 # Times as whole microseconds since the epoch: exact, and cheap to compare in numpy.
 ROWS_SQL = """
@@ -47,7 +48,8 @@ def series_first_day(
     """The first UTC day the compared series has rows on, as its rollups say (None: none yet)."""
     with read_connection().cursor() as cursor:
         cursor.execute(FIRST_DAY_SQL, [definition_id, baseline.pk, candidate.pk, workload_id, workload_id])
-        return cursor.fetchone()[0]
+        (first,) = cursor.fetchone() or (None,)
+    return first if isinstance(first, date) else None
 
 
 def _micros(moment: datetime) -> int:
@@ -55,26 +57,16 @@ def _micros(moment: datetime) -> int:
 
 
 def _sorted_side(system: System, values: np.ndarray) -> Side:
-    if not len(values):
-        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), np.empty(0))
     ordered = np.sort(values)
-    quantiles = {name: percentile_cont(ordered, fraction) for name, fraction in QUANTILES.items()}
-    stats = SideStats(
-        system.key,
-        len(ordered),
-        float(ordered.mean()),
-        **quantiles,
-        min=float(ordered[0]),
-        max=float(ordered[-1]),
-    )
-    return Side(stats, ordered)
+    return side_of_sample(system, ordered, float(ordered.mean()) if len(ordered) else None)
 
 
 def _union(windows: list[Window]) -> tuple[datetime | None, datetime | None]:
     """The smallest window holding them all (None: unbounded on that end)."""
-    starts, ends = [w.since for w in windows], [w.until for w in windows]
-    since = None if any(s is None for s in starts) else min(starts)
-    until = None if any(u is None for u in ends) else max(ends)
+    starts = [w.since for w in windows if w.since is not None]
+    ends = [w.until for w in windows if w.until is not None]
+    since = min(starts) if len(starts) == len(windows) else None
+    until = max(ends) if len(ends) == len(windows) else None
     return since, until
 
 
@@ -83,7 +75,8 @@ def _series_rows(
 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """system id → (values, times in µs) of every row in the windows' union, in one query."""
     since, until = _union(windows)
-    filters, params = "", [definition_id, baseline.pk, candidate.pk]
+    filters = ""
+    params: list[int | datetime] = [definition_id, baseline.pk, candidate.pk]
     if workload_id is not None:
         filters += " AND workload_id = %s"
         params.append(workload_id)
@@ -124,25 +117,16 @@ def sides_over_time(
     """(baseline, candidate) per (since, until) window, in their order; until is exclusive, as in
     `sides_fetch`, and None reads to the end."""
     asked = [Window(definition_id, workload_id, since, until) for since, until in windows]
-    if not asked:
-        return []
-    large = sketches_over_threshold(asked, baseline_id=baseline.pk, candidate_id=candidate.pk)
-    exact = [w for i, w in enumerate(asked) if i not in large]
-    rows = (
-        _series_rows(definition_id, workload_id, exact, baseline=baseline, candidate=candidate)
-        if exact
-        else {}
-    )
-    sides = []
-    for index, window in enumerate(asked):
-        if index in large:
-            base, cand = large[index]
-            sides.append((sketch_side(baseline, base), sketch_side(candidate, cand)))
-        else:
-            sides.append(
-                (
-                    _sorted_side(baseline, _slice(rows.get(baseline.pk), window)),
-                    _sorted_side(candidate, _slice(rows.get(candidate.pk), window)),
-                )
+
+    def exact_sides(positions: list[int]) -> dict[int, tuple[Side, Side]]:
+        exact = [asked[i] for i in positions]
+        rows = _series_rows(definition_id, workload_id, exact, baseline=baseline, candidate=candidate)
+        return {
+            i: (
+                _sorted_side(baseline, _slice(rows.get(baseline.pk), asked[i])),
+                _sorted_side(candidate, _slice(rows.get(candidate.pk), asked[i])),
             )
-    return sides
+            for i in positions
+        }
+
+    return sides_of_windows(asked, baseline=baseline, candidate=candidate, exact_sides=exact_sides)

@@ -8,6 +8,7 @@ from metrics.services.definitions import (
     definition_update,
     definition_version_create,
 )
+from metrics.services.definitions_ensure import definitions_ensure_registered
 from metrics.services.references import reference_delete
 
 __all__ = [
@@ -16,5 +17,6 @@ __all__ = [
     "definition_register",
     "definition_update",
     "definition_version_create",
+    "definitions_ensure_registered",
     "reference_delete",
 ]

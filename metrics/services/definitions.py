@@ -1,4 +1,4 @@
-"""Registering and versioning metric definitions (DESIGN.md §3)."""
+"""Registering and versioning metric definitions (docs/architecture.md, 'Metric definitions and versions')."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import math
 import re
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -129,8 +130,8 @@ def _refuse_duplicate_boundary(definition: MetricDefinition) -> None:
 
 
 @transaction.atomic
-def definition_register(*, actor, data: dict[str, Any]) -> MetricDefinition:
-    """Version 1 of a new metric, as a draft."""
+def definition_register(*, actor: User, data: dict[str, Any]) -> MetricDefinition:
+    """Version 1 of a new metric, as a draft. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "register metric definitions")
     key = data["key"]
     if key in RESERVED_KEYS:
@@ -154,8 +155,8 @@ def definition_register(*, actor, data: dict[str, Any]) -> MetricDefinition:
 
 
 @transaction.atomic
-def definition_version_create(*, actor, key: str, changes: dict[str, Any]) -> MetricDefinition:
-    """Version n+1 as a draft: the latest version with `changes` applied."""
+def definition_version_create(*, actor: User, key: str, changes: dict[str, Any]) -> MetricDefinition:
+    """Version n+1 as a draft: the latest version with `changes` applied. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "create metric versions")
     latest = MetricDefinition.objects.select_for_update().filter(key=key).order_by("-version").first()
     if latest is None:
@@ -181,8 +182,11 @@ def definition_version_create(*, actor, key: str, changes: dict[str, Any]) -> Me
 
 
 @transaction.atomic
-def definition_update(*, actor, definition: MetricDefinition, changes: dict[str, Any]) -> MetricDefinition:
-    """Edit in place: anything on a draft; only wording and ownership once active or deprecated."""
+def definition_update(
+    *, actor: User, definition: MetricDefinition, changes: dict[str, Any]
+) -> MetricDefinition:
+    """Edit in place: anything on a draft; only wording and ownership once active or deprecated. The
+    actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "edit metric definitions")
     definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
     _require(definition, "edit")
@@ -214,8 +218,9 @@ def definition_update(*, actor, definition: MetricDefinition, changes: dict[str,
 
 
 @transaction.atomic
-def definition_activate(*, actor, definition: MetricDefinition) -> MetricDefinition:
-    """Make a draft the active version of its key; the previously active version becomes deprecated."""
+def definition_activate(*, actor: User, definition: MetricDefinition) -> MetricDefinition:
+    """Make a draft the active version of its key; the previously active version becomes deprecated.
+    The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "activate metric definitions")
     versions = {d.pk: d for d in MetricDefinition.objects.select_for_update().filter(key=definition.key)}
     definition = versions[definition.pk]
@@ -246,7 +251,8 @@ def definition_activate(*, actor, definition: MetricDefinition) -> MetricDefinit
 
 
 @transaction.atomic
-def definition_deprecate(*, actor, definition: MetricDefinition, reason: str = "") -> MetricDefinition:
+def definition_deprecate(*, actor: User, definition: MetricDefinition, reason: str = "") -> MetricDefinition:
+    """Retire the active version; its key then names no active version. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "deprecate metric definitions")
     definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
     _require(definition, "deprecate")

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 from django.conf import settings
@@ -64,7 +65,7 @@ def _tags(labels: dict[str, str]) -> dict[str, str]:
 
 def _query_range(
     client: httpx.Client, source: PullSource, promql: str, start: datetime, end: datetime
-) -> list:
+) -> list[dict[str, Any]]:
     try:
         response = client.get(
             f"{source.base_url.rstrip('/')}/api/v1/query_range",
@@ -89,7 +90,9 @@ def _query_range(
     return data.get("result") or []
 
 
-def _rows(source: PullSource, workload: str, series: list, result: PullResult) -> list[dict]:
+def _rows(
+    source: PullSource, workload: str, series: list[dict[str, Any]], result: PullResult
+) -> list[dict[str, Any]]:
     rows = []
     for one in series:
         labels = one.get("metric") or {}
@@ -136,9 +139,7 @@ def _pull(source: PullSource, since: datetime | None, until: datetime, result: P
                 for offset in range(0, len(rows), MAX_ROWS):
                     chunk = rows[offset : offset + MAX_ROWS]
                     try:
-                        ingested = observations_ingest_rows(
-                            rows=chunk, submitted_by=None, source=INGEST_SOURCE
-                        )
+                        ingested = observations_ingest_rows(rows=chunk, actor=None, source=INGEST_SOURCE)
                     except ApplicationError as exc:
                         problems = "; ".join(
                             f"{e.get('field') or ''} {e.get('message') or e}".strip()

@@ -6,6 +6,7 @@ import string
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from core.audit import transition_record
@@ -77,7 +78,8 @@ def _workloads(keys: list[str] | None) -> list[Workload]:
     return [found[k] for k in dict.fromkeys(keys)]
 
 
-def pull_source_create(*, actor, data: dict[str, Any]) -> PullSource:
+def pull_source_create(*, actor: User, data: dict[str, Any]) -> PullSource:
+    """A Prometheus source of a metric's values on one system. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     values = {name: data[name] for name in FIELDS if name in data}
     values.setdefault("step_seconds", 60)
@@ -98,7 +100,8 @@ def pull_source_create(*, actor, data: dict[str, Any]) -> PullSource:
     return source
 
 
-def pull_source_update(*, actor, source: PullSource, changes: dict[str, Any]) -> PullSource:
+def pull_source_update(*, actor: User, source: PullSource, changes: dict[str, Any]) -> PullSource:
+    """Change a source's fields, checked as on creation. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     with transaction.atomic():
         source = PullSource.objects.select_for_update().get(pk=source.pk)
@@ -125,8 +128,9 @@ def pull_source_update(*, actor, source: PullSource, changes: dict[str, Any]) ->
     return source
 
 
-def pull_source_delete(*, actor, source: PullSource) -> None:
-    """Removes the source only; what it pulled stays (observations are measurements, not config)."""
+def pull_source_delete(*, actor: User, source: PullSource) -> None:
+    """Removes the source only; what it pulled stays (observations are measurements, not config).
+    The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     with transaction.atomic():
         source = PullSource.objects.select_for_update().get(pk=source.pk)

@@ -11,8 +11,11 @@ def reference_delete(*, instance: System | Workload) -> None:
 
     One EXISTS query comes first, because Django's PROTECT check loads every referring observation.
     Other references (programs, criteria) still refuse through PROTECT."""
-    field = instance._meta.model_name
-    if Observation.objects.filter(**{field: instance}).exists():
+    if isinstance(instance, System):
+        field, referring = "system", Observation.objects.filter(system=instance)
+    else:
+        field, referring = "workload", Observation.objects.filter(workload=instance)
+    if referring.exists():
         raise ApplicationError(
             f"{field} '{instance.key}' has observations; it cannot be deleted.", status=409, field="key"
         )

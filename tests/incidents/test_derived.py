@@ -41,7 +41,7 @@ def step_runs(system: str, runs: dict[str, tuple[datetime, datetime]], user) -> 
         for run, (start, end) in runs.items()
         for moment in (start, end)
     ]
-    ingest.observations_ingest_rows(rows=rows, submitted_by=user)
+    ingest.observations_ingest_rows(rows=rows, actor=user)
 
 
 def test_weekly_counts_include_zero_weeks_and_repeat_as_a_no_op(refs, engineer):

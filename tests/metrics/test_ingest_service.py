@@ -122,9 +122,7 @@ def test_otlp_replay_keeps_partial_success(ref, ingest_user):
 def test_ndjson_and_csv_go_through_the_same_service(content_type, ref, ingest_user):
     rows = [row(0), row(1, value="fast")]
     with pytest.raises(ApplicationError) as refused:
-        observations_ingest(
-            body=FORMATS[content_type](rows), content_type=content_type, submitted_by=ingest_user
-        )
+        observations_ingest(body=FORMATS[content_type](rows), content_type=content_type, actor=ingest_user)
     assert refused.value.status == 422
     assert [(e["index"], e["field"]) for e in refused.value.errors] == [(1, "value")]
     assert "'fast' is not a number" in refused.value.errors[0]["message"]
@@ -133,7 +131,7 @@ def test_ndjson_and_csv_go_through_the_same_service(content_type, ref, ingest_us
     result = observations_ingest(
         body=body,
         content_type=content_type,
-        submitted_by=ingest_user,
+        actor=ingest_user,
         source="test",
         idempotency_key="file-1",
     )
@@ -141,7 +139,7 @@ def test_ndjson_and_csv_go_through_the_same_service(content_type, ref, ingest_us
     replay = observations_ingest(
         body=body,
         content_type=content_type,
-        submitted_by=ingest_user,
+        actor=ingest_user,
         idempotency_key="file-1",
     )
     assert replay.replayed and replay.as_dict() == result.as_dict()
@@ -195,7 +193,7 @@ def test_a_receiver_that_fails_undoes_the_batch(ref, ingest_user):
     observations_ingested.connect(receiver, dispatch_uid="test.failing")
     try:
         with pytest.raises(RuntimeError):
-            observations_ingest_rows(rows=[row(0)], submitted_by=ingest_user)
+            observations_ingest_rows(rows=[row(0)], actor=ingest_user)
     finally:
         observations_ingested.disconnect(dispatch_uid="test.failing")
     assert seen == [(True, True)]
@@ -204,7 +202,7 @@ def test_a_receiver_that_fails_undoes_the_batch(ref, ingest_user):
 
 def test_a_batch_of_duplicates_announces_nothing(ref, ingest_user):
     rows = [row(0)]
-    observations_ingest_rows(rows=rows, submitted_by=ingest_user)
+    observations_ingest_rows(rows=rows, actor=ingest_user)
     sent = []
 
     def receiver(sender, **kwargs):
@@ -212,7 +210,7 @@ def test_a_batch_of_duplicates_announces_nothing(ref, ingest_user):
 
     observations_ingested.connect(receiver, dispatch_uid="test.duplicates")
     try:
-        again = observations_ingest_rows(rows=rows, submitted_by=ingest_user)
+        again = observations_ingest_rows(rows=rows, actor=ingest_user)
     finally:
         observations_ingested.disconnect(dispatch_uid="test.duplicates")
     assert again.inserted == 0 and sent == []

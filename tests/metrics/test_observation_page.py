@@ -35,7 +35,7 @@ def stored(db, ingest_user):
         system = ("legacy", "rebuilt")[i % 2]
         rows.append(row(i, system=system, observed_at=moment.isoformat(), run_id=f"r{i % 3}", value=i / 7))
     rows[3]["tags"] = {"gpu": "h100", "n": 8, "note": "überall"}
-    observations_ingest_rows(rows=rows, submitted_by=ingest_user)
+    observations_ingest_rows(rows=rows, actor=ingest_user)
     return ref
 
 

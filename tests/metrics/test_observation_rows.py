@@ -29,7 +29,7 @@ def stored(db, ingest_user):
         for i in range(30)
     ]  # fmt: skip
     rows[0]["tags"] = {"gpu": "h100", "n": 8}
-    observations_ingest_rows(rows=rows, submitted_by=ingest_user)
+    observations_ingest_rows(rows=rows, actor=ingest_user)
     return ref
 
 
@@ -79,5 +79,5 @@ def test_a_new_system_is_named_on_the_next_page(as_user, viewer, stored, ingest_
     client = as_user(viewer)
     client.get(URL)  # names cached
     System.objects.create(key="third", name="Third")
-    observations_ingest_rows(rows=[row(99, system="third", run_id="r9")], submitted_by=ingest_user)
+    observations_ingest_rows(rows=[row(99, system="third", run_id="r9")], actor=ingest_user)
     assert client.get(URL, {"run_id": "r9"}).json()["results"][0]["system"] == "third"

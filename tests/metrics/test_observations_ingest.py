@@ -270,7 +270,7 @@ def test_two_batches_of_the_same_new_run_at_once_store_it_once(ingest_user):
     def push():
         try:
             barrier.wait()
-            results.append(observations_ingest_rows(rows=rows, submitted_by=ingest_user).inserted)
+            results.append(observations_ingest_rows(rows=rows, actor=ingest_user).inserted)
         except Exception as exc:  # reported by the assertion below
             errors.append(exc)
         finally:

@@ -20,7 +20,7 @@ def stored(db, ingest_user):
     at = timezone.now() - timedelta(hours=1)
     rows = [row(i, observed_at=(at - timedelta(minutes=i)).isoformat(), run_id="r1") for i in range(4)]
     rows.append(row(9, system="legacy", observed_at=at.isoformat(), run_id="r1", value=0.5))
-    observations_ingest_rows(rows=rows, submitted_by=ingest_user)
+    observations_ingest_rows(rows=rows, actor=ingest_user)
     return ref
 
 
@@ -62,7 +62,7 @@ def test_cursor_pages_cover_every_row_once_in_order(client, stored):
 @pytest.mark.parametrize(
     ("params", "status", "field"),
     [
-        ({"metric": "nope"}, 404, "metric"),
+        ({"metric": "nope"}, 400, "metric"),  # a query parameter: bad input, not a missing page
         ({"metric": "latency@x"}, 400, "metric"),
         ({"since": "yesterday"}, 400, "since"),
         ({"cursor": "garbage"}, 404, None),

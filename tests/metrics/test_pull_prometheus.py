@@ -125,15 +125,15 @@ def test_a_closed_port_is_recorded_on_the_source_and_shown_by_the_api(ref, as_us
 
 
 def test_the_beat_task_pulls_every_enabled_source_and_survives_failures(ref):
-    from metrics.tasks import pull_prometheus
+    from metrics.tasks import pull_sources_scrape
 
     source = _source(ref, f"http://127.0.0.1:{free_port()}")
 
-    outcome = pull_prometheus()
+    outcome = pull_sources_scrape()
 
     assert [(r["source"], r["ok"]) for r in outcome] == [(source.pk, False)]
     PullSource.objects.filter(pk=source.pk).update(enabled=False)
-    assert pull_prometheus() == []
+    assert pull_sources_scrape() == []
 
 
 def test_the_metric_page_shows_each_source_and_its_failures(ref, client, viewer):

@@ -20,7 +20,7 @@ def test_an_unreferenced_system_is_deleted(metrics_client, ref):
 
 
 def test_a_system_or_workload_with_observations_is_a_409(metrics_client, ref, ingest_user):
-    observations_ingest_rows(rows=[row(0)], submitted_by=ingest_user)
+    observations_ingest_rows(rows=[row(0)], actor=ingest_user)
     for url in ("/api/v1/systems/rebuilt/", "/api/v1/workloads/finetune/"):
         response = metrics_client.delete(url)
         assert response.status_code == 409, response.content

@@ -80,7 +80,7 @@ def ingest_rows(count: int, *, start: datetime, system: str = "rebuilt", offset:
 
 def test_ingest_maintains_the_rollups_it_touched(ref, ingest_user, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        observations_ingest_rows(rows=ingest_rows(60, start=midnight(5)), submitted_by=ingest_user)
+        observations_ingest_rows(rows=ingest_rows(60, start=midnight(5)), actor=ingest_user)
     batch = IngestBatch.objects.latest("pk")
     assert (batch.observed_from, batch.observed_to) == (midnight(5), midnight(5) + timedelta(hours=59))
     assert [(row[3], row[4]) for row in raw_day_totals()] == [(r[3], r[4]) for r in rollup_table()]
@@ -89,9 +89,7 @@ def test_ingest_maintains_the_rollups_it_touched(ref, ingest_user, django_captur
 
     # A second batch into the same days: only those days are recomputed, and match a full rebuild.
     with django_capture_on_commit_callbacks(execute=True):
-        observations_ingest_rows(
-            rows=ingest_rows(30, start=midnight(4), offset=100), submitted_by=ingest_user
-        )
+        observations_ingest_rows(rows=ingest_rows(30, start=midnight(4), offset=100), actor=ingest_user)
     maintained = rollup_table()
     assert sum(r[4] for r in maintained) == 90
     ObservationRollup.objects.all().delete()

@@ -37,7 +37,7 @@ def push(user, metric: str) -> int:
         for system in ("legacy", "rebuilt")
         for i in range(5)
     ]
-    observations_ingest_rows(rows=rows, submitted_by=user)
+    observations_ingest_rows(rows=rows, actor=user)
     return IngestBatch.objects.latest("pk").pk
 
 

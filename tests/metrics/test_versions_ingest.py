@@ -81,9 +81,9 @@ def test_deprecated_version_is_a_row_error_naming_the_active_version(client, ref
 def test_a_key_with_only_a_draft_says_how_to_name_it(ingest_user, ref):
     definition(key="fresh", status="draft")
     with pytest.raises(Exception) as refused:
-        observations_ingest_rows(rows=[row(0, metric="fresh")], submitted_by=ingest_user)
+        observations_ingest_rows(rows=[row(0, metric="fresh")], actor=ingest_user)
     assert "name one as 'fresh@N'" in refused.value.errors[0]["message"]
-    observations_ingest_rows(rows=[row(0, metric="fresh@1")], submitted_by=ingest_user)
+    observations_ingest_rows(rows=[row(0, metric="fresh@1")], actor=ingest_user)
     assert Observation.objects.filter(definition__key="fresh").count() == 1
 
 
@@ -92,7 +92,7 @@ def test_a_draft_holding_shadow_data_keeps_its_meaning(ingest_user, metric_owner
     from metrics.services import definition_update
 
     definition_update(actor=metric_owner, definition=draft, changes={"max_value": 100.0})  # no data yet
-    observations_ingest_rows(rows=[row(0, metric="latency@2")], submitted_by=ingest_user)
+    observations_ingest_rows(rows=[row(0, metric="latency@2")], actor=ingest_user)
     with pytest.raises(ApplicationError) as refused:
         definition_update(actor=metric_owner, definition=draft, changes={"unit": "ms"})
     assert "latency@2 is a draft with data: its unit cannot change" in refused.value.message

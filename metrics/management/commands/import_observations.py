@@ -45,7 +45,7 @@ class Command(BaseCommand):
             total, steps = observations_import(
                 body=file.read_bytes(),
                 content_type=content_type,
-                submitted_by=submitter,
+                actor=submitter,
                 source=f"import:{file.name}",
                 batch_size=batch_size,
             )

@@ -1,4 +1,4 @@
-"""Old-vs-new comparison of one metric version (DESIGN.md §3).
+"""Old-vs-new comparison of one metric version (docs/architecture.md, 'Comparisons and verdicts').
 
 - `query`: the comparison asked for by keys; the API and the comparison page call `comparison_from_query`.
 - `compute`: `comparison_compute` on resolved objects (also the gate evaluation's entry): read, test, judge.
@@ -15,7 +15,7 @@ from metrics.selectors.comparison.compute import (
     comparison_compute,
     comparison_of_sides,
 )
-from metrics.selectors.comparison.query import ComparisonQuery, comparison_from_query
+from metrics.selectors.comparison.query import ComparisonInput, comparison_from_query
 from metrics.selectors.comparison.sql import SideStats
 from metrics.selectors.comparison.verdict import Verdict, comparison_verdict
 
@@ -23,7 +23,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_MIN_SAMPLES",
     "Comparison",
-    "ComparisonQuery",
+    "ComparisonInput",
     "SideStats",
     "SidesRequest",
     "Verdict",

@@ -6,7 +6,8 @@ its answer is a SlicedSides instead of a pair.
 
 Each request names a definition, an optional workload and an optional window start; both systems are
 the same for all (a program's baseline and candidate). One query returns, per request and system,
-the mean and the values; the sides are built exactly as `sides_fetch` builds them. It goes through
+the mean and the values; the sides are built exactly as `sides_fetch` builds them, by the same rule
+(sql.sides_of_windows: rollups over the threshold, else rows). It goes through
 Django's cursor (text transfer, unlike `sides_fetch`'s binary one) so it is counted like any other
 page query.
 """
@@ -21,9 +22,9 @@ from django.conf import settings
 
 from core.replica import read_connection
 from metrics.models import System
-from metrics.rollups.read import Window, sketches_over_threshold
-from metrics.selectors.comparison.slices import TAG_MATCH, SlicedSides, sliced_sides_of_rows
-from metrics.selectors.comparison.sql import Side, _side, sketch_side
+from metrics.rollups.read import Window
+from metrics.selectors.comparison.slices import TAG_MATCH, SlicedRow, SlicedSides, sliced_sides_of_rows
+from metrics.selectors.comparison.sql import Side, _side, sides_of_windows
 
 BATCH_SQL = """
 WITH wanted (idx, definition_id, workload_id, since) AS (VALUES {rows})
@@ -71,7 +72,7 @@ class SidesRequest:
     definition_id: int
     workload_id: int | None = None
     since: datetime | None = None
-    tag_filters: dict | None = None
+    tag_filters: dict[str, list[str]] | None = None
     group_by: str | None = None
 
     @property
@@ -88,34 +89,34 @@ def sides_fetch_many(
     if not requests:
         return []
     plain = [(i, r) for i, r in enumerate(requests) if not r.sliced]
-    found = sketches_over_threshold(
-        [Window(r.definition_id, r.workload_id, r.since) for _, r in plain],
-        baseline_id=baseline.pk,
-        candidate_id=candidate.pk,
-    )
-    large = {plain[j][0]: pair for j, pair in found.items()}
-    exact = [(i, r) for i, r in plain if i not in large]
-    rows = _exact_rows(exact, baseline=baseline, candidate=candidate) if exact else {}
+
+    def exact_sides(positions: list[int]) -> dict[int, tuple[Side, Side]]:
+        rows = _exact_rows([plain[j] for j in positions], baseline=baseline, candidate=candidate)
+        return {
+            j: (_side(baseline, rows.get((i, baseline.pk))), _side(candidate, rows.get((i, candidate.pk))))
+            for j, (i, _) in ((j, plain[j]) for j in positions)
+        }
+
+    windows = [Window(r.definition_id, r.workload_id, r.since) for _, r in plain]
+    found = sides_of_windows(windows, baseline=baseline, candidate=candidate, exact_sides=exact_sides)
+    answers: dict[int, tuple[Side, Side] | SlicedSides] = {
+        i: sides for (i, _), sides in zip(plain, found, strict=True)
+    }
     sliced = [(i, r) for i, r in enumerate(requests) if r.sliced]
-    slices = _sliced(sliced, baseline=baseline, candidate=candidate) if sliced else {}
-    return [
-        slices[i]
-        if i in slices
-        else (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1]))
-        if i in large
-        else (_side(baseline, rows.get((i, baseline.pk))), _side(candidate, rows.get((i, candidate.pk))))
-        for i in range(len(requests))
-    ]
+    answers.update(_sliced(sliced, baseline=baseline, candidate=candidate) if sliced else {})
+    return [answers[i] for i in range(len(requests))]
 
 
-def _sliced(sliced, *, baseline: System, candidate: System) -> dict[int, SlicedSides]:
+def _sliced(
+    sliced: list[tuple[int, SidesRequest]], *, baseline: System, candidate: System
+) -> dict[int, SlicedSides]:
     cap = settings.ROLLUP_THRESHOLD
-    params: list = []
+    params: list[int | datetime | str | None] = []
     for index, r in sliced:
         params += [index, r.definition_id, r.workload_id, r.since]
         params += [orjson.dumps(r.tag_filters or {}).decode(), r.group_by or None]
     params += [baseline.pk, candidate.pk, cap]
-    per_request: dict[int, list] = {index: [] for index, _ in sliced}
+    per_request: dict[int, list[SlicedRow]] = {index: [] for index, _ in sliced}
     with read_connection().cursor() as cursor:
         cursor.execute(SLICED_BATCH_SQL.format(rows=", ".join([SLICED_ROW] * len(sliced))), params)
         for index, *row in cursor.fetchall():
@@ -129,8 +130,10 @@ def _sliced(sliced, *, baseline: System, candidate: System) -> dict[int, SlicedS
     }
 
 
-def _exact_rows(exact, *, baseline: System, candidate: System) -> dict[tuple[int, int], tuple]:
-    params: list = []
+def _exact_rows(
+    exact: list[tuple[int, SidesRequest]], *, baseline: System, candidate: System
+) -> dict[tuple[int, int], tuple[float, list[float]]]:
+    params: list[int | datetime | None] = []
     for index, request in exact:
         params += [index, request.definition_id, request.workload_id, request.since]
     params += [baseline.pk, candidate.pk]

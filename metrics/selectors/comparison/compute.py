@@ -1,4 +1,5 @@
-"""Old-vs-new comparison of one metric version (DESIGN.md §3): read, test, judge.
+"""Old-vs-new comparison of one metric version: read, test, judge (docs/architecture.md, 'Comparisons
+and verdicts').
 
 Each side's sample is read once and sorted once (sql.py); `metrics.inference.infer` gives the
 statistic's own interval and one-sided p-value on those sorted samples (order statistics for
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from typing import Any, Required, TypedDict, Unpack
 
 from django.conf import settings
 
@@ -17,7 +19,12 @@ from metrics.inference import STATISTICS, infer
 from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.read import effective_window
 from metrics.rollups.sketch import ACCURACY
-from metrics.selectors.comparison.slices import pooled_workloads, size_warning, sliced_sides_fetch
+from metrics.selectors.comparison.slices import (
+    SlicedSides,
+    pooled_workloads,
+    size_warning,
+    sliced_sides_fetch,
+)
 from metrics.selectors.comparison.sql import Side, SideStats, sides_fetch
 from metrics.selectors.comparison.verdict import comparison_verdict
 
@@ -25,6 +32,19 @@ DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_SAMPLES = 30
 # A grouped comparison judges at most this many groups (those with the most rows on both sides).
 MAX_GROUPS = 20
+
+
+class Judged(TypedDict, total=False):
+    """What a comparison of sides is judged by, besides the sides (comparison_of_sides' keywords)."""
+
+    definition: Required[MetricDefinition]
+    workload: Workload | None
+    since: datetime | None
+    until: datetime | None
+    statistic: str | None
+    alpha: float
+    min_samples: int
+    null_ratio: float
 
 
 @dataclass(frozen=True)
@@ -48,7 +68,9 @@ class Comparison:
     p_value_worse: float | None  # distribution only: one-sided, H1: the candidate is worse
     null_ratio: float  # distribution only: the relative performance the tests are against (1 here)
     alpha: float
-    significant: bool  # DESIGN.md §3: the verdict is better or worse, not a draw or a lack of data
+    # The verdict is better or worse, not a draw or a lack of data (docs/architecture.md, 'Comparisons
+    # and verdicts').
+    significant: bool
     min_samples: int
     verdict: str
     reason: str
@@ -58,13 +80,13 @@ class Comparison:
     accuracy: float | None = None
     # Dimension slicing: the tag filters read, the group-by key, one comparison per group value present
     # on both sides (at most MAX_GROUPS; `groups_omitted` more), and what the reader should know.
-    tags: dict = field(default_factory=dict)
+    tags: dict[str, list[str]] = field(default_factory=dict)
     group_by: str | None = None
     groups: list[Group] = field(default_factory=list)
     groups_omitted: int = 0
     warnings: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -93,7 +115,7 @@ def comparison_compute(
     Tag filters or a group-by key read exact rows (slices.py); otherwise rows or day rollups (sql.py)."""
     if (statistic or definition.statistic) not in STATISTICS:  # refused before any read
         raise ValueError(f"unknown statistic {statistic or definition.statistic}")
-    judged = {
+    judged: Judged = {
         "definition": definition,
         "workload": workload,
         "since": since,
@@ -133,7 +155,13 @@ def comparison_compute(
     return replace(comparison, warnings=warnings) if warnings else comparison
 
 
-def comparison_of_slices(sliced, *, tag_filters: dict, group_by: str | None, **judged) -> Comparison:
+def comparison_of_slices(
+    sliced: SlicedSides,
+    *,
+    tag_filters: dict[str, list[str]],
+    group_by: str | None,
+    **judged: Unpack[Judged],
+) -> Comparison:
     """The pooled comparison of sliced sides, with one comparison per group present on both sides."""
     pooled = comparison_of_sides(sides=sliced.pooled, **judged)
     both = [(value, sides) for value, sides in sliced.groups.items() if min(s.stats.n for s in sides) > 0]

@@ -1,6 +1,6 @@
 """A comparison asked for by keys, as the API and the comparison page both ask: one set of rules.
 
-`ComparisonQuery` is the query's contract (parsing, ranges, cross-field rules); the API also lists it
+`ComparisonInput` is the query's contract (parsing, ranges, cross-field rules); the API also lists it
 as its OpenAPI parameters. A bad query raises DRF's ValidationError or an ApplicationError naming the
 field, whoever asked.
 """
@@ -8,6 +8,7 @@ field, whoever asked.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from rest_framework import serializers
 
@@ -24,7 +25,7 @@ from metrics.selectors.comparison.tags import group_by_check, tag_filters_from_q
 from metrics.selectors.registry import definition_resolve
 
 
-class ComparisonQuery(serializers.Serializer):
+class ComparisonInput(serializers.Serializer[dict[str, Any]]):
     metric = serializers.CharField(help_text="key (active version) or key@N")
     candidate_metric = serializers.CharField(
         required=False,
@@ -51,7 +52,7 @@ class ComparisonQuery(serializers.Serializer):
         "besides the pooled one. Reads exact rows, never the day rollups.",
     )
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["baseline"] == attrs["candidate"]:
             raise serializers.ValidationError(
                 {"candidate": "Baseline and candidate must be different systems."}
@@ -63,7 +64,7 @@ class ComparisonQuery(serializers.Serializer):
 
 def comparison_from_query(params: Mapping[str, str]) -> Comparison:
     """`params` may repeat `tags.<key>` (a QueryDict): values of one key are OR'ed, keys AND'ed."""
-    query = ComparisonQuery(data=params)
+    query = ComparisonInput(data=params)
     query.is_valid(raise_exception=True)
     data = query.validated_data
     tag_filters = tag_filters_from_query(params)

@@ -18,6 +18,7 @@ a group's numbers equal those of the same filter asked for on its own.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -109,12 +110,18 @@ def sliced_sides_fetch(
     return sliced_sides_of_rows(rows, baseline=baseline, candidate=candidate, group_by=group_by, cap=cap)
 
 
-def sliced_sides_of_rows(rows, *, baseline: System, candidate: System, group_by: str | None, cap: int):
+# As SLICED_SQL returns them: system id, workload key, size, group value, rows before the cap, values.
+SlicedRow = tuple[int, str, str, str | None, int, list[float]]
+
+
+def sliced_sides_of_rows(
+    rows: Sequence[SlicedRow], *, baseline: System, candidate: System, group_by: str | None, cap: int
+) -> SlicedSides:
     """SlicedSides from (system id, workload key, size, group value, rows before the cap, values)
     rows, as SLICED_SQL (and the batch read, per request) returns them."""
     systems = {baseline.pk: baseline, candidate.pk: candidate}
-    pooled: dict[int, list] = {baseline.pk: [], candidate.pk: []}
-    grouped: dict[str, dict[int, list]] = {}
+    pooled: dict[int, list[list[float]]] = {baseline.pk: [], candidate.pk: []}
+    grouped: dict[str, dict[int, list[list[float]]]] = {}
     workloads: set[tuple[str, str]] = set()
     capped: dict[str, int] = {}
     for system_id, workload_key, size, group, total, values in rows:

@@ -12,8 +12,10 @@ the rows a second time. The sorted samples go on to the tests, which need no fur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -49,7 +51,8 @@ class SideStats:
     ci: tuple[float, float] | None = None
 
     def statistic(self, name: str) -> float | None:
-        return getattr(self, name)
+        value: float | None = getattr(self, name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,11 @@ class Side:
 
 def window_filters(
     workload: Workload | None, since: datetime | None, until: datetime | None, *, alias: str = ""
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """The SQL conditions (and their parameters) of a side's workload and time window; `alias` names
     the observations table when the query has others ("o")."""
     column = f"{alias}." if alias else ""
-    sql, params = "", {}
+    sql, params = "", dict[str, Any]()
     if workload is not None:
         sql += f" AND {column}workload_id = %(workload)s"
         params["workload"] = workload.pk
@@ -81,28 +84,56 @@ def window_filters(
     return sql, params
 
 
+def side_of_sample(system: System, sample: np.ndarray | Sketch, mean: float | None) -> Side:
+    """A side from its ascending sample (or rollup sketch) and its mean: every statistic read off it."""
+    if not len(sample):
+        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sample)
+    stats = SideStats(
+        system.key,
+        len(sample),
+        mean,
+        p50=percentile_cont(sample, QUANTILES["p50"]),
+        p90=percentile_cont(sample, QUANTILES["p90"]),
+        p95=percentile_cont(sample, QUANTILES["p95"]),
+        p99=percentile_cont(sample, QUANTILES["p99"]),
+        min=float(sample[0]),
+        max=float(sample[-1]),
+    )
+    return Side(stats, sample)
+
+
 def _side(system: System, row: tuple[float, list[float]] | None) -> Side:
     if row is None:
-        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), np.empty(0))
+        return side_of_sample(system, np.empty(0), None)
     mean, values = row
     ordered = np.asarray(values, dtype=np.float64)
     ordered.sort()
-    quantiles = {name: percentile_cont(ordered, fraction) for name, fraction in QUANTILES.items()}
-    stats = SideStats(
-        system.key, len(ordered), mean, **quantiles, min=float(ordered[0]), max=float(ordered[-1])
-    )
-    return Side(stats, ordered)
+    return side_of_sample(system, ordered, mean)
 
 
 def sketch_side(system: System, sketch: Sketch) -> Side:
     """A side read from rollups: the same statistics, each within the sketch's accuracy."""
-    if not len(sketch):
-        return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sketch)
-    quantiles = {name: percentile_cont(sketch, fraction) for name, fraction in QUANTILES.items()}
-    stats = SideStats(
-        system.key, len(sketch), sketch.moments.mean, **quantiles, min=sketch[0], max=sketch[-1]
-    )
-    return Side(stats, sketch)
+    return side_of_sample(system, sketch, sketch.moments.mean)
+
+
+# Reads the exact samples of the windows at these positions, all at once: position → both sides.
+ExactSides = Callable[[list[int]], dict[int, tuple[Side, Side]]]
+
+
+def sides_of_windows(
+    windows: list[Window], *, baseline: System, candidate: System, exact_sides: ExactSides
+) -> list[tuple[Side, Side]]:
+    """Both sides of every window, in their order, by one rule for every reader (`sides_fetch`, the
+    batch of a gate page, a calibration's moments): a window where a side has more than
+    settings.ROLLUP_THRESHOLD rows is read from the merged day sketches (metrics.rollups.read, two
+    queries for all of them), the others by `exact_sides` (each reader's own exact read)."""
+    large = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
+    exact = [i for i in range(len(windows)) if i not in large]
+    read = exact_sides(exact) if exact else {}
+    return [
+        (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1])) if i in large else read[i]
+        for i in range(len(windows))
+    ]
 
 
 def sides_fetch(
@@ -115,16 +146,19 @@ def sides_fetch(
     until: datetime | None = None,
 ) -> tuple[Side, Side]:
     """Both sides in one read. Binary transfer needs psycopg's own cursor: Django's cannot do it."""
+
+    def exact_sides(positions: list[int]) -> dict[int, tuple[Side, Side]]:
+        filters, params = window_filters(workload, since, until)
+        params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
+        db = read_connection()
+        db.ensure_connection()
+        with psycopg.Cursor(db.connection) as cursor:
+            cursor.execute(SAMPLES_SQL.format(filters=filters), params, binary=True)
+            rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
+        return {0: (_side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk)))}
+
     window = Window(definition.pk, workload.pk if workload else None, since, until)
-    large = sketches_over_threshold([window], baseline_id=baseline.pk, candidate_id=candidate.pk)
-    if large:
-        base, cand = large[0]
-        return sketch_side(baseline, base), sketch_side(candidate, cand)
-    filters, params = window_filters(workload, since, until)
-    params.update(definition=definition.pk, baseline=baseline.pk, candidate=candidate.pk)
-    db = read_connection()
-    db.ensure_connection()
-    with psycopg.Cursor(db.connection) as cursor:
-        cursor.execute(SAMPLES_SQL.format(filters=filters), params, binary=True)
-        rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
-    return _side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk))
+    ((base, cand),) = sides_of_windows(
+        [window], baseline=baseline, candidate=candidate, exact_sides=exact_sides
+    )
+    return base, cand

@@ -69,10 +69,10 @@ def group_by_check(group_by: Any, *, field: str = "group_by") -> str | None:
     problem = _text_problem("group_by", group_by, MAX_TAG_KEY_LENGTH)
     if problem:
         _refuse(field, problem)
-    return group_by
+    return str(group_by)  # _text_problem refused anything but a string
 
 
-def tag_filters_from_query(params: Mapping) -> TagFilters:
+def tag_filters_from_query(params: Mapping[str, Any]) -> TagFilters:
     """`tags.<key>=<value>` parameters (a QueryDict's repeated values, or one value per key of a plain
     mapping); a bad one is a 400 naming that parameter."""
     filters: TagFilters = {}

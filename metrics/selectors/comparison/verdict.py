@@ -44,6 +44,8 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
         if outcome == "insufficient_data":
             return inference.reason
         p_better, p_worse = inference.p_value, inference.p_value_worse
+        if p_better is None or p_worse is None:  # only where a side is empty: insufficient data
+            return inference.reason
         # A criterion's threshold moves the tests: "better" is then "better than t× the baseline".
         than = "" if inference.null_ratio == 1 else f" than {inference.null_ratio:g}× the baseline"
         if outcome == "better":

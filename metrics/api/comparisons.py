@@ -1,0 +1,107 @@
+"""Metrics API: comparisons — old vs new on one metric version."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from metrics import selectors
+from metrics.selectors.comparison import ComparisonInput
+
+
+class SideOutput(serializers.Serializer):
+    system = serializers.CharField()
+    n = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    p50 = serializers.FloatField(allow_null=True)
+    p90 = serializers.FloatField(allow_null=True)
+    p95 = serializers.FloatField(allow_null=True)
+    p99 = serializers.FloatField(allow_null=True)
+    min = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+    value = serializers.FloatField(allow_null=True, help_text="The compared statistic on this side.")
+    ci = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="The (1 − alpha) interval of this side's statistic; null where none can be formed.",
+    )
+
+
+class ComparisonCoreOutput(serializers.Serializer):
+    metric = serializers.CharField()
+    unit = serializers.CharField()
+    direction = serializers.CharField()
+    statistic = serializers.CharField()
+    workload = serializers.CharField(allow_null=True)
+    since = serializers.DateTimeField(allow_null=True)
+    until = serializers.DateTimeField(allow_null=True)
+    baseline = SideOutput()
+    candidate = SideOutput()
+    relative_performance = serializers.FloatField(allow_null=True, help_text="> 1: the candidate is better.")
+    relative_performance_ci = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+    )
+    change_pct = serializers.FloatField(allow_null=True)
+    improvement_pct = serializers.FloatField(allow_null=True)
+    method = serializers.ChoiceField(choices=["order-statistic", "welch-fieller", "mann-whitney", "none"])
+    p_value = serializers.FloatField(
+        allow_null=True, help_text="One-sided, H1: the candidate is better; null where no test applies."
+    )
+    effect_size = serializers.FloatField(allow_null=True)
+    alpha = serializers.FloatField()
+    significant = serializers.BooleanField(help_text="The verdict is better or worse at alpha.")
+    min_samples = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=["better", "worse", "no_difference", "insufficient_data"])
+    reason = serializers.CharField()
+    approximate = serializers.BooleanField(
+        help_text="Read from the day rollups (a side has more rows than the rollup threshold): the whole "
+        "UTC days inside since/until, which then show that window."
+    )
+    accuracy = serializers.FloatField(
+        allow_null=True,
+        help_text="Where approximate: the relative error bound of every value, quantile and interval bound.",
+    )
+    tags = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="The tag filters read: key → values (OR within a key, AND across keys).",
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the reader should know: pooled workloads of different sizes, a capped side, "
+        "groups left out.",
+    )
+
+
+class GroupOutput(serializers.Serializer):
+    value = serializers.CharField(help_text="The group-by tag's value.")
+    comparison = ComparisonCoreOutput()
+
+
+class ComparisonOutput(ComparisonCoreOutput):
+    group_by = serializers.CharField(allow_null=True)
+    groups = GroupOutput(many=True, help_text="One comparison per group value present on both sides.")
+    groups_omitted = serializers.IntegerField(help_text="Groups beyond the cap of 20, left out.")
+
+
+TAG_PARAMETER = OpenApiParameter(
+    "tags.<key>",
+    str,
+    description="Filter by a tag: `tags.severity=sev1&tags.severity=sev2&tags.cluster=a` keeps rows whose "
+    "severity is sev1 or sev2 and whose cluster is a (text tags). Tag-filtered comparisons read exact "
+    "rows (at most the rollup threshold per side, the newest).",
+    many=True,
+)
+
+
+@extend_schema(tags=["metrics"], parameters=[ComparisonInput, TAG_PARAMETER], responses=ComparisonOutput)
+class ComparisonView(APIView):
+    """Old vs new on one metric version: each side's statistic and interval, the ratio's interval, the verdict."""
+
+    def get(self, request):
+        return Response(
+            ComparisonOutput(selectors.comparison_from_query(request.query_params).as_dict()).data
+        )
