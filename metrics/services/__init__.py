@@ -8,15 +8,15 @@ from metrics.services.definitions import (
     definition_update,
     definition_version_create,
 )
-from metrics.services.definitions_ensure import definitions_ensure_registered
+from metrics.services.ensure import definition_ensure_registered
 from metrics.services.references import reference_delete
 
 __all__ = [
     "definition_activate",
     "definition_deprecate",
+    "definition_ensure_registered",
     "definition_register",
     "definition_update",
     "definition_version_create",
-    "definitions_ensure_registered",
     "reference_delete",
 ]
