@@ -35,7 +35,7 @@ class TokenObtainView(ObtainAuthToken):
             raise
 
 
-class MeSerializer(serializers.Serializer):
+class MeOutput(serializers.Serializer):
     username = serializers.CharField()
     groups = serializers.ListField(child=serializers.CharField())
 
@@ -44,7 +44,7 @@ class MeSerializer(serializers.Serializer):
 class MeView(APIView):
     """Who the caller is and which groups (roles, teams) they belong to; DELETE revokes their token."""
 
-    @extend_schema(summary="Show who the caller is", responses=MeSerializer)
+    @extend_schema(summary="Show who the caller is", responses=MeOutput)
     def get(self, request):
         user = request.user
         return Response({"username": user.username, "groups": sorted(group_names(user))})

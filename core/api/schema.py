@@ -40,7 +40,7 @@ NOUN_ACTIONS = {
 IRREGULAR_SINGULARS = {"criteria": "criterion", "levels": "levels"}
 
 
-class ErrorItem(serializers.Serializer):
+class ErrorItemOutput(serializers.Serializer):
     field = serializers.CharField(allow_null=True, help_text="Dotted path of the bad input, or null.")
     message = serializers.CharField()
 
@@ -52,7 +52,7 @@ class ErrorOutput(serializers.Serializer):
     code = serializers.CharField()
     # A field named like Serializer.errors: DRF's metaclass moves declared fields into _declared_fields,
     # so the class keeps its `errors` property; the stub cannot know that.
-    errors = ErrorItem(many=True)  # type: ignore[assignment]
+    errors = ErrorItemOutput(many=True)  # type: ignore[assignment]
 
 
 class AutoSchema(openapi.AutoSchema):

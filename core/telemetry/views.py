@@ -17,8 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
-
-from core.telemetry.collectors import FeedAgeCollector
+from prometheus_client.registry import Collector
 
 LOCAL_ADDRESSES = {"127.0.0.1", "::1"}
 
@@ -31,8 +30,14 @@ def scrape_allowed(request) -> bool:
     return scheme.lower() in {"bearer", "token"} and hmac.compare_digest(given.strip(), token)
 
 
-FEED_AGE = FeedAgeCollector()
-PROCESS_REGISTRY.register(FEED_AGE)
+# Gauges computed at scrape time from the database, registered by the app that owns the data (its
+# AppConfig.ready): in the process registry, and in each multiprocess registry built per scrape.
+SCRAPE_COLLECTORS: list[Collector] = []
+
+
+def scrape_collector_register(collector: Collector) -> None:
+    SCRAPE_COLLECTORS.append(collector)
+    PROCESS_REGISTRY.register(collector)
 
 
 def _registry() -> CollectorRegistry:
@@ -41,7 +46,8 @@ def _registry() -> CollectorRegistry:
     # Every gunicorn and Celery worker process writes its values to files there; sum them all.
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)
-    registry.register(FEED_AGE)
+    for collector in SCRAPE_COLLECTORS:
+        registry.register(collector)
     return registry
 
 

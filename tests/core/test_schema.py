@@ -57,7 +57,7 @@ def test_throttled_and_idempotent_operations_declare_429_and_422(schema):
 def test_error_component_is_the_error_shape(schema):
     component = schema["components"]["schemas"]["ErrorOutput"]
     assert set(component["required"]) == {"detail", "code", "errors"}
-    item = schema["components"]["schemas"]["ErrorItem"]
+    item = schema["components"]["schemas"]["ErrorItemOutput"]
     assert item["properties"]["field"]["nullable"] is True
 
 

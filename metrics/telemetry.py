@@ -1,17 +1,18 @@
-"""Gauges computed when Prometheus scrapes, from the database rather than from process memory."""
+"""The registry's gauges on /metrics, computed when Prometheus scrapes, from the database rather than from
+process memory. Registered with core's scrape endpoint from MetricsConfig.ready (core never imports metrics)."""
 
 from __future__ import annotations
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from metrics.selectors.feeds import feeds_list
+
 
 class FeedAgeCollector(Collector):
     """The age of the newest observation per feed (metric × system × source): one grouped query."""
 
     def collect(self):
-        from metrics.selectors.feeds import feeds_list  # the app registry is ready by scrape time
-
         age = GaugeMetricFamily(
             "rebuild_feed_newest_observation_age_seconds",
             "Seconds since the newest observation's observed_at, per metric, system and source.",
