@@ -15,8 +15,8 @@ from core.api.permissions import RoleRequired
 from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from metrics.models import ComparedStatistic, MetricDefinition, Workload
-from metrics.selectors import definition_resolve
+from metrics.api.fields import MetricRefField
+from metrics.models import ComparedStatistic, Workload
 from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
 from program import services
 from program.api.gates import CriterionOutput, GateOutput
@@ -28,7 +28,7 @@ from program.models import Criterion, Gate
 class CriterionCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
-    metric = serializers.CharField(
+    metric = MetricRefField(
         required=False,
         allow_null=True,
         help_text="key@N (pinned); plain key pins the active version. "
@@ -76,15 +76,6 @@ class CriterionCreateInput(serializers.Serializer):
         try:
             return group_by_check(value) or ""
         except ApplicationError as exc:
-            raise serializers.ValidationError(exc.message) from None
-
-    def validate_metric(self, value: str | None) -> MetricDefinition | None:
-        if value is None:
-            return None
-        try:
-            return definition_resolve(value, field="metric")
-        except ApplicationError as exc:
-            # The body names the metric: one that is unknown is bad input (400), not a missing resource.
             raise serializers.ValidationError(exc.message) from None
 
 
