@@ -23,7 +23,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 
 from core.errors import ApplicationError
 from core.replica import read_connection
-from metrics import selectors
+from metrics import observation_bands, selectors
 from metrics.models import MetricDefinition
 
 PAGING = frozenset({"cursor", "page_size"})
@@ -84,6 +84,10 @@ class KeysetPage:
         self.params: list = []
         self.metric = filters.get("metric")
         self.reverse = False
+        # Where a page without `metric` starts reading time bands (metrics.observation_bands).
+        self.until = filters["until"].astimezone(UTC) if "until" in filters else None
+        self.since = filters["since"].astimezone(UTC) if "since" in filters else None
+        self.position: datetime | None = None
         if self.metric is not None:
             self._metric(self.metric)
         for name, condition in (("system", SYSTEM), ("workload", WORKLOAD)):
@@ -127,6 +131,7 @@ class KeysetPage:
         if not isinstance(moment, datetime):
             raise NotFound("Invalid cursor")
         self._where("observed_at < %s" if lookup == "observed_at__lt" else "observed_at > %s", moment)
+        self.position = moment
         return self
 
     def __getitem__(self, window: slice) -> list[dict]:
@@ -135,14 +140,34 @@ class KeysetPage:
             selectors.definition_resolve(self.metric)  # an unknown metric is a 404, not an empty page
         return rows
 
+    def anchor(self) -> datetime | None:
+        """The moment a page without `metric` reads time bands away from; None: read it plainly.
+
+        With `metric` the time index already yields the rows in order, newest first."""
+        if self.metric is not None:
+            return None
+        if self.position is not None:
+            return self.position
+        if self.reverse:
+            return self.since
+        return self.until or datetime.now(UTC)
+
     def rows(self, *, offset: int, limit: int) -> list[dict]:
         where = " AND ".join(self.conditions) or "TRUE"
-        sql = (
-            f"SELECT {COLUMNS} FROM metrics_observation WHERE {where}"
-            f" ORDER BY {REVERSED_ORDER if self.reverse else ORDER} LIMIT %s OFFSET %s"
-        )
+        order = REVERSED_ORDER if self.reverse else ORDER
+        anchor = self.anchor()
+        if anchor is None:
+            sql = (
+                f"SELECT {COLUMNS} FROM metrics_observation WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s"
+            )
+            params = [*self.params, limit, offset]
+        else:
+            sql, params = observation_bands.banded(
+                f"SELECT {COLUMNS} FROM metrics_observation", where, self.params, order,
+                descending=not self.reverse, anchor=anchor, offset=offset, limit=limit,
+            )  # fmt: skip
         with read_connection().cursor() as cursor:
-            cursor.execute(sql, [*self.params, limit, offset])
+            cursor.execute(sql, params)
             found = cursor.fetchall()
         rows = [dict(zip(FIELDS, values, strict=True)) for values in found]
         for row in rows:
