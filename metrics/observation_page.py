@@ -14,7 +14,7 @@ checked with `definition_resolve`, for its 404 or 400; a found page never needs 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import orjson
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -29,13 +29,16 @@ from metrics.models import MetricDefinition
 PAGING = frozenset({"cursor", "page_size"})
 # Query parameters this path answers; each is cleaned by the FilterSet field of the same name.
 FILTERS = ("metric", "system", "workload", "since", "until", "run_id", "source")
-# observed_at as integer microseconds since the epoch: loading 50 timestamps through Django's
-# time-zone-aware loader cost more worker CPU than the rest of the page's read.
-COLUMNS = (
-    "definition_id, system_id, workload_id, value, unit, (extract(epoch FROM observed_at) * 1000000)::bigint,"
-    " run_id, source, tags, batch_id"
+# observed_at as the text DRF's cursor takes of it (str() of a UTC datetime: microseconds only when
+# not zero), written by PostgreSQL: loading 50 timestamps through Django's time-zone-aware loader,
+# then writing each twice (the answer's ISO 8601, the cursor's position) cost more worker CPU than
+# the rest of the page's read.
+POSITION = (
+    "to_char(observed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+    " || CASE WHEN mod(extract(microseconds FROM observed_at)::bigint, 1000000) = 0 THEN ''"
+    " ELSE to_char(observed_at AT TIME ZONE 'UTC', '.US') END || '+00:00'"
 )
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+COLUMNS = f"definition_id, system_id, workload_id, value, unit, {POSITION}, run_id, source, tags, batch_id"
 # The list's order (metrics.selectors.observations_list) and its mirror image for `previous` pages.
 ORDER = "observed_at DESC, definition_id, system_id, workload_id, run_id"
 REVERSED_ORDER = "observed_at, definition_id DESC, system_id DESC, workload_id DESC, run_id DESC"
@@ -171,7 +174,10 @@ class KeysetPage:
             found = cursor.fetchall()
         rows = [dict(zip(FIELDS, values, strict=True)) for values in found]
         for row in rows:
-            row["observed_at"] = EPOCH + timedelta(microseconds=row["observed_at"])
+            # "2026-11-30 15:00:00.500000+00:00" is the cursor's position; the answer writes it as DRF
+            # writes a UTC datetime, "2026-11-30T15:00:00.500000Z" (metrics.observation_rows).
+            position = row["observed_at"]
+            row["observed_at_text"] = f"{position[:10]}T{position[11:-6]}Z"
             tags = row["tags"]
             row["tags"] = orjson.loads(tags) if isinstance(tags, str | bytes) else tags
         return rows
