@@ -153,7 +153,10 @@ class KeysetPage:
             return self.position
         if self.reverse:
             return self.since
-        return self.until or datetime.now(UTC)
+        now = datetime.now(UTC)
+        # Rows after the anchor are in the first band anyway: a far `until` must not start it in an
+        # empty future, leaving every row to the last band.
+        return min(self.until, now) if self.until is not None else now
 
     def rows(self, *, offset: int, limit: int) -> list[dict]:
         where = " AND ".join(self.conditions) or "TRUE"

@@ -120,6 +120,15 @@ def test_a_window_in_the_past_starts_its_bands_at_until(client, spread):
     assert sum(len(page["results"]) for page in pages) == 4  # -45 d, -100 d, -400 d, -4000 d
 
 
+def test_a_far_until_starts_the_bands_at_now(client, spread):
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(URL, {"until": "2100-01-01T00:00:00Z", "page_size": 3}).json()
+    assert len(body["results"]) == 3
+    (page_sql,) = [q["sql"] for q in queries.captured_queries if "metrics_observation" in q["sql"]]
+    loops = [band["Actual Loops"] for band in analyzed_plan(page_sql)["Plans"][0]["Plans"]]
+    assert loops[0] == 1 and loops[1:] == [0] * (len(loops) - 1)
+
+
 def test_rows_arriving_between_pages_are_neither_lost_nor_repeated(client, spread):
     first = client.get(URL, {"page_size": 4}).json()
     now = timezone.now()
