@@ -3,6 +3,7 @@ from __future__ import annotations
 import pghistory
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
 
@@ -248,6 +249,11 @@ class Observation(models.Model):
                 fields=["definition", "observed_at"],
                 include=["system", "workload", "value"],
                 name="observation_definition_time",
+            ),
+            # Time bands of the newest-first list across every metric (metrics.observation_bands);
+            # nearly free at ingest, unlike a B-tree on observed_at.
+            BrinIndex(
+                fields=["observed_at"], pages_per_range=32, autosummarize=True, name="observation_time_brin"
             ),
         ]
 

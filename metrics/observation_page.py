@@ -14,7 +14,7 @@ checked with `definition_resolve`, for its 404 or 400; a found page never needs 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import orjson
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -23,19 +23,22 @@ from rest_framework.exceptions import NotFound, ValidationError
 
 from core.errors import ApplicationError
 from core.replica import read_connection
-from metrics import selectors
+from metrics import observation_bands, selectors
 from metrics.models import MetricDefinition
 
 PAGING = frozenset({"cursor", "page_size"})
 # Query parameters this path answers; each is cleaned by the FilterSet field of the same name.
 FILTERS = ("metric", "system", "workload", "since", "until", "run_id", "source")
-# observed_at as integer microseconds since the epoch: loading 50 timestamps through Django's
-# time-zone-aware loader cost more worker CPU than the rest of the page's read.
-COLUMNS = (
-    "definition_id, system_id, workload_id, value, unit, (extract(epoch FROM observed_at) * 1000000)::bigint,"
-    " run_id, source, tags, batch_id"
+# observed_at as the text DRF's cursor takes of it (str() of a UTC datetime: microseconds only when
+# not zero), written by PostgreSQL: loading 50 timestamps through Django's time-zone-aware loader,
+# then writing each twice (the answer's ISO 8601, the cursor's position) cost more worker CPU than
+# the rest of the page's read.
+POSITION = (
+    "to_char(observed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+    " || CASE WHEN mod(extract(microseconds FROM observed_at)::bigint, 1000000) = 0 THEN ''"
+    " ELSE to_char(observed_at AT TIME ZONE 'UTC', '.US') END || '+00:00'"
 )
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+COLUMNS = f"definition_id, system_id, workload_id, value, unit, {POSITION}, run_id, source, tags, batch_id"
 # The list's order (metrics.selectors.observations_list) and its mirror image for `previous` pages.
 ORDER = "observed_at DESC, definition_id, system_id, workload_id, run_id"
 REVERSED_ORDER = "observed_at, definition_id DESC, system_id DESC, workload_id DESC, run_id DESC"
@@ -84,6 +87,10 @@ class KeysetPage:
         self.params: list = []
         self.metric = filters.get("metric")
         self.reverse = False
+        # Where a page without `metric` starts reading time bands (metrics.observation_bands).
+        self.until = filters["until"].astimezone(UTC) if "until" in filters else None
+        self.since = filters["since"].astimezone(UTC) if "since" in filters else None
+        self.position: datetime | None = None
         if self.metric is not None:
             self._metric(self.metric)
         for name, condition in (("system", SYSTEM), ("workload", WORKLOAD)):
@@ -127,6 +134,7 @@ class KeysetPage:
         if not isinstance(moment, datetime):
             raise NotFound("Invalid cursor")
         self._where("observed_at < %s" if lookup == "observed_at__lt" else "observed_at > %s", moment)
+        self.position = moment
         return self
 
     def __getitem__(self, window: slice) -> list[dict]:
@@ -135,18 +143,44 @@ class KeysetPage:
             selectors.definition_resolve(self.metric)  # an unknown metric is a 404, not an empty page
         return rows
 
+    def anchor(self) -> datetime | None:
+        """The moment a page without `metric` reads time bands away from; None: read it plainly.
+
+        With `metric` the time index already yields the rows in order, newest first."""
+        if self.metric is not None:
+            return None
+        if self.position is not None:
+            return self.position
+        if self.reverse:
+            return self.since
+        now = datetime.now(UTC)
+        # Rows after the anchor are in the first band anyway: a far `until` must not start it in an
+        # empty future, leaving every row to the last band.
+        return min(self.until, now) if self.until is not None else now
+
     def rows(self, *, offset: int, limit: int) -> list[dict]:
         where = " AND ".join(self.conditions) or "TRUE"
-        sql = (
-            f"SELECT {COLUMNS} FROM metrics_observation WHERE {where}"
-            f" ORDER BY {REVERSED_ORDER if self.reverse else ORDER} LIMIT %s OFFSET %s"
-        )
+        order = REVERSED_ORDER if self.reverse else ORDER
+        anchor = self.anchor()
+        if anchor is None:
+            sql = (
+                f"SELECT {COLUMNS} FROM metrics_observation WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s"
+            )
+            params = [*self.params, limit, offset]
+        else:
+            sql, params = observation_bands.banded(
+                f"SELECT {COLUMNS} FROM metrics_observation", where, self.params, order,
+                descending=not self.reverse, anchor=anchor, offset=offset, limit=limit,
+            )  # fmt: skip
         with read_connection().cursor() as cursor:
-            cursor.execute(sql, [*self.params, limit, offset])
+            cursor.execute(sql, params)
             found = cursor.fetchall()
         rows = [dict(zip(FIELDS, values, strict=True)) for values in found]
         for row in rows:
-            row["observed_at"] = EPOCH + timedelta(microseconds=row["observed_at"])
+            # "2026-11-30 15:00:00.500000+00:00" is the cursor's position; the answer writes it as DRF
+            # writes a UTC datetime, "2026-11-30T15:00:00.500000Z" (metrics.observation_rows).
+            position = row["observed_at"]
+            row["observed_at_text"] = f"{position[:10]}T{position[11:-6]}Z"
             tags = row["tags"]
             row["tags"] = orjson.loads(tags) if isinstance(tags, str | bytes) else tags
         return rows
