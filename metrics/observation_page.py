@@ -6,8 +6,9 @@ over every matching row), then QuerySet compilation. Here the filters are cleane
 FilterSet's own form fields (so a bad value is the same 400 naming the parameter), names become
 subqueries (one round trip: `metric`, `system` and `workload` by key), and DRF's CursorPagination
 drives `KeysetPage` exactly as it drives a queryset — order_by, a filter on observed_at, a slice — so
-the cursor tokens and links are DRF's own. A page that comes back empty for a `metric` is then
-checked with `definition_resolve`, for its 404 or 400; a found page never needs that query.
+the cursor tokens and links are DRF's own. A page that comes back empty is then
+checked for an unknown `metric`, `system` or `workload` (a 400 naming it); a found page never needs
+that query.
 
 `batch` (a model choice, validated by a query) and anything unexpected take the FilterSet path.
 """
@@ -24,7 +25,8 @@ from rest_framework.exceptions import NotFound, ValidationError
 from core.errors import ApplicationError
 from core.replica import read_connection
 from metrics import observation_bands, selectors
-from metrics.models import MetricDefinition
+from metrics.models import MetricDefinition, System, Workload
+from metrics.refs import MetricRefError, metric_ref_parse
 
 PAGING = frozenset({"cursor", "page_size"})
 # Query parameters this path answers; each is cleaned by the FilterSet field of the same name.
@@ -93,6 +95,7 @@ class KeysetPage:
         self.position: datetime | None = None
         if self.metric is not None:
             self._metric(self.metric)
+        self.keys = {name: filters[name] for name in ("system", "workload") if name in filters}
         for name, condition in (("system", SYSTEM), ("workload", WORKLOAD)):
             if name in filters:
                 self._where(condition, filters[name])
@@ -109,13 +112,12 @@ class KeysetPage:
         self.params.extend(params)
 
     def _metric(self, ref: str) -> None:
-        key, _, version = ref.partition("@")
-        if version and not (version.isascii() and version.isdigit()):
-            raise ApplicationError(
-                f"'{ref}': the version after @ must be a number.", status=400, field="metric"
-            )
-        if version:
-            self._where(DEFINITION_VERSION, key, int(version))
+        try:
+            key, version = metric_ref_parse(ref)
+        except MetricRefError as error:
+            raise ApplicationError(error.message, status=400, field="metric") from None
+        if version is not None:
+            self._where(DEFINITION_VERSION, key, version)
         else:
             self._where(ACTIVE_DEFINITION, key, MetricDefinition.Status.ACTIVE)
 
@@ -139,9 +141,19 @@ class KeysetPage:
 
     def __getitem__(self, window: slice) -> list[dict]:
         rows = self.rows(offset=window.start or 0, limit=window.stop - (window.start or 0))
-        if not rows and self.metric is not None:
-            selectors.definition_resolve(self.metric)  # an unknown metric is a 404, not an empty page
+        if not rows:
+            self._refuse_unknown_keys()
         return rows
+
+    def _refuse_unknown_keys(self) -> None:
+        """An empty page may be an unknown key: that is a 400 naming the parameter, not an empty list.
+        Only an empty page pays for the check (one query per key given)."""
+        if self.metric is not None:
+            selectors.definition_resolve(self.metric)
+        for name, model in (("system", System), ("workload", Workload)):
+            key = self.keys.get(name)
+            if key is not None and not model.objects.filter(key=key).exists():
+                raise ApplicationError(f"Unknown {name} '{key}'.", status=400, field=name)
 
     def anchor(self) -> datetime | None:
         """The moment a page without `metric` reads time bands away from; None: read it plainly.

@@ -107,7 +107,7 @@ def test_every_page_forwards_and_back_is_the_plain_querys(client, spread, size):
         {"system": "rebuilt"},
         {"until": "2030-01-01T00:00:00Z"},
         {"since": "2020-01-01T00:00:00Z"},
-        {"workload": "medium", "source": ""},
+        {"workload": "finetune", "source": ""},
     ],
 )
 def test_filtered_pages_are_the_plain_querys(client, spread, params):
