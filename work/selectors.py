@@ -1,7 +1,7 @@
 """What waits for one person ("My work", the home page): five short lists, one query each.
 
 Who may decide what is not decided here: gate decisions follow program.services.gates.gate_decide
-(any program lead), exception approvals follow freeze.selectors.exceptions_awaiting, the freeze
+(any program lead), exception approvals follow freeze.selectors_exceptions.exceptions_awaiting, the freeze
 app's own answer to "which exceptions may this user approve and has not yet".
 """
 
