@@ -58,8 +58,18 @@ class FreezeExceptionAdmin(ReadOnlyAdmin):
     """Exceptions are filed, edited, submitted and decided through their services, which keep the
     separation of duties and the approval count; here they are only browsed."""
 
-    list_display = ("title", "component", "status", "risk", "change_starts_at", "change_ends_at", "requester")
-    list_filter = ("status", "risk")
+    list_display = (
+        "title",
+        "component",
+        "status",
+        "risk",
+        "requires_lead_approval",
+        "change_starts_at",
+        "change_ends_at",
+        "requester",
+    )
+    # requires_lead_approval: fixed at submission by the rising approval bar (freeze.services.approval_bar).
+    list_filter = ("status", "risk", "requires_lead_approval")
     list_select_related = ("component", "requester")
     search_fields = ("title", "component__key", "requester__username")
     inlines = [ApprovalInline]
