@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
-from core.forms import add_service_error, form_submit
+from core.forms import form_submit
 from core.models import Transition
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
@@ -46,15 +46,15 @@ def program_new(request):
     )
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                program = services.program_create(actor=request.user, **form.service_kwargs())
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                messages.success(request, f"Created {program.name} from {program.template}.")
-                return redirect("program:detail", slug=program.slug)
+        sent = form_submit(
+            form, lambda _: services.program_create(actor=request.user, **form.service_kwargs())
+        )
+        if sent.ok:
+            program = sent.result
+            assert program is not None  # ok: program_create returned it
+            messages.success(request, f"Created {program.name} from {program.template}.")
+            return redirect("program:detail", slug=program.slug)
+        status = sent.status
     return render(request, "program/program_form.html", {"form": form}, status=status)
 
 
