@@ -97,6 +97,21 @@ def postgres_backends(conn) -> list[int]:
     return [pid for (pid,) in rows]
 
 
+def copy_rows(conn, table: str, typed: Iterable[tuple]) -> None:
+    """Typed observation rows into `table` (laid out as metrics_observation) by binary COPY, in one transaction."""
+    with (
+        conn.transaction(),
+        conn.cursor() as cursor,
+        cursor.copy(
+            f"COPY {table} (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags)"
+            " FROM STDIN (FORMAT BINARY)"
+        ) as copy,
+    ):
+        copy.set_types(["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"])
+        for row in typed:
+            copy.write_row(row)
+
+
 def connect() -> psycopg.Connection:
     dsn = settings.DATABASES["default"]
     return psycopg.connect(
@@ -202,17 +217,7 @@ def run_raw_copy(
         backend_before = cpu_seconds([conn.info.backend_pid])
         client_before = time.process_time()
         started = time.perf_counter()
-        with (
-            conn.transaction(),
-            conn.cursor() as cursor,
-            cursor.copy(
-                f"COPY {table} (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags)"
-                " FROM STDIN (FORMAT BINARY)"
-            ) as copy,
-        ):
-            copy.set_types(["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"])
-            for row in typed:
-                copy.write_row(row)
+        copy_rows(conn, table, typed)
         elapsed = time.perf_counter() - started
         cpu = {
             "client": time.process_time() - client_before,

@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import _setup  # noqa: F401 - Django settings, for the database to use
-from ingest import connect, cpu_seconds
+from ingest import connect, copy_rows, cpu_seconds
 
 LAYOUTS = ("pk", "index", "partitions", "both")
 COLUMNS = """
@@ -134,17 +134,7 @@ def _copy(conn, table: str, rows: int, tag: str) -> None:
         )
         for i in range(rows)
     ]
-    with (
-        conn.transaction(),
-        conn.cursor() as cursor,
-        cursor.copy(
-            f"COPY {table} (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags)"
-            " FROM STDIN (FORMAT BINARY)"
-        ) as copy,
-    ):
-        copy.set_types(["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"])
-        for row in typed:
-            copy.write_row(row)
+    copy_rows(conn, table, typed)
 
 
 def plan_scans(conn, table: str) -> str:

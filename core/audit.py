@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
@@ -44,3 +45,30 @@ def transitions_for_many(model: type[models.Model], ids: Iterable[int]) -> model
     return Transition.objects.filter(
         content_type=ContentType.objects.get_for_model(model), object_id__in=list(ids)
     ).select_related("actor")
+
+
+Entry = TypeVar("Entry")
+
+
+@dataclass(frozen=True)
+class HistoryPage(Generic[Entry]):
+    """One page of a history in words (1 is the newest); each app says what an entry holds."""
+
+    entries: list[Entry]
+    number: int
+    has_older: bool
+
+    @property
+    def older(self) -> int:
+        return self.number + 1
+
+
+def transitions_page(
+    transitions: models.QuerySet[Transition], page: int, size: int
+) -> tuple[int, list[Transition], bool]:
+    """Page `page` of ordered transitions (below 1 reads as 1), whether an older page exists, in one query:
+    it reads one row past the page instead of counting."""
+    page = max(1, page)
+    offset = (page - 1) * size
+    records = list(transitions[offset : offset + size + 1])
+    return page, records[:size], len(records) > size

@@ -6,6 +6,10 @@ Permission refusals (PermissionDenied) are not caught here: they reach the style
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
 from django import forms
 
 from core.errors import ApplicationError
@@ -23,3 +27,32 @@ def add_service_error(form: forms.Form, exc: ApplicationError, *, fallback_field
     elif len(exc.errors) > 1:
         form.add_error(None, exc.message)
     return exc.status
+
+
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class Submission(Generic[Result]):
+    """What became of a page form: `ok` with the service's `result`, or the `status` to answer with."""
+
+    ok: bool
+    status: int
+    result: Result | None = None
+
+
+def form_submit(
+    form: forms.Form,
+    action: Callable[[dict[str, Any]], Result],
+    *,
+    fallback_field: str | None = None,
+) -> Submission[Result]:
+    """The page form's flow: an invalid form answers 400; a valid one runs `action` (the service call)
+    on its cleaned data, and a refusal lands on the form (`add_service_error`) with the service's status."""
+    if not form.is_valid():
+        return Submission(ok=False, status=400)
+    try:
+        result = action(form.cleaned_data)
+    except ApplicationError as exc:
+        return Submission(ok=False, status=add_service_error(form, exc, fallback_field=fallback_field))
+    return Submission(ok=True, status=200, result=result)

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
-from core.audit import transitions_for
+from core.audit import HistoryPage, transitions_for, transitions_page
 from core.models import Transition
 from freeze.models import FreezeWindow
 
@@ -83,20 +83,7 @@ def entry(record: Transition, window: FreezeWindow) -> HistoryEntry:
     )
 
 
-@dataclass(frozen=True)
-class HistoryPage:
-    entries: list[HistoryEntry]
-    number: int
-    has_older: bool
-
-    @property
-    def older(self) -> int:
-        return self.number + 1
-
-
-def window_history(window: FreezeWindow, page: int = 1, size: int = PAGE_SIZE) -> HistoryPage:
+def window_history(window: FreezeWindow, page: int = 1, size: int = PAGE_SIZE) -> HistoryPage[HistoryEntry]:
     """Page `page` (1 is the newest) of the window's history, in words: one query."""
-    page = max(1, page)
-    offset = (page - 1) * size
-    records = list(window_transitions(window)[offset : offset + size + 1])
-    return HistoryPage([entry(r, window) for r in records[:size]], page, len(records) > size)
+    page, records, has_older = transitions_page(window_transitions(window), page, size)
+    return HistoryPage([entry(r, window) for r in records], page, has_older)

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.audit import transitions_for
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import add_service_error, form_submit
 from core.pages import role_required
 from core.roles import FRAMEWORK_ENGINEERS, has_role
 from freeze import selectors, services
@@ -94,15 +94,13 @@ def exception_new(request):
     form = ExceptionForm(request.POST or None, initial=initial, levels=_form_levels())
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                exception = services.exception_create(actor=request.user, **form.cleaned_data)
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                messages.success(request, "Draft saved. Submit it when it is ready for review.")
-                return redirect("freeze:exception", pk=exception.pk)
+        sent = form_submit(form, lambda data: services.exception_create(actor=request.user, **data))
+        if sent.ok:
+            exception = sent.result
+            assert exception is not None  # ok: exception_create returned it
+            messages.success(request, "Draft saved. Submit it when it is ready for review.")
+            return redirect("freeze:exception", pk=exception.pk)
+        status = sent.status
     return render(request, "freeze/exception_form.html", {"form": form}, status=status)
 
 

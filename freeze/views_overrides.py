@@ -7,8 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
-from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
 from freeze import services
@@ -46,20 +45,22 @@ def override_new(request):
     form = OverrideForm(request.POST or None, initial={"ends_at": OverrideForm.default_end()})
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                override = services.override_open(actor=request.user, **form.cleaned_data)
-            except ApplicationError as exc:
-                status = add_service_error(form, exc, fallback_field="ends_at")
-            else:
-                messages.success(
-                    request,
-                    f"Override #{override.pk} opened: {override.component.key} may change until "
-                    f"{override.ends_at:%Y-%m-%d %H:%M} UTC. The owner team and the leads were told; "
-                    "another lead reviews it within 72 h.",
-                )
-                return redirect(_back())
+        sent = form_submit(
+            form,
+            lambda data: services.override_open(actor=request.user, **data),
+            fallback_field="ends_at",
+        )
+        if sent.ok:
+            override = sent.result
+            assert override is not None  # ok: override_open returned it
+            messages.success(
+                request,
+                f"Override #{override.pk} opened: {override.component.key} may change until "
+                f"{override.ends_at:%Y-%m-%d %H:%M} UTC. The owner team and the leads were told; "
+                "another lead reviews it within 72 h.",
+            )
+            return redirect(_back())
+        status = sent.status
     return render(request, "freeze/override_form.html", {"form": form}, status=status)
 
 
@@ -70,16 +71,16 @@ def override_review(request, pk: int):
     form = ReviewForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                services.override_review(
-                    actor=request.user, override=override, note=form.cleaned_data["review_note"]
-                )
-            except ApplicationError as exc:
-                status = add_service_error(form, exc, fallback_field="review_note")
-            else:
-                messages.success(request, f"Review of override #{override.pk} recorded.")
-                return redirect(_back())
+        sent = form_submit(
+            form,
+            lambda data: services.override_review(
+                actor=request.user, override=override, note=data["review_note"]
+            ),
+            fallback_field="review_note",
+        )
+        if sent.ok:
+            messages.success(request, f"Review of override #{override.pk} recorded.")
+            return redirect(_back())
+        status = sent.status
     context = {"override": override, "form": form}
     return render(request, "freeze/override_review.html", context, status=status)

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import add_service_error, form_submit
 from core.pages import role_required
 from core.roles import METRIC_OWNERS
 from metrics import services
@@ -58,19 +58,19 @@ def definition_register_page(request):
     form = RegisterForm(request.POST or None, initial={"owner_team": team_of(request.user)})
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                definition = services.definition_register(actor=request.user, data=form.definition_data())
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                messages.success(
-                    request,
-                    f"Registered {definition.ref} as a draft. Push observations to '{definition.ref}' "
-                    "to try it, then activate it.",
-                )
-                return _detail(definition)
+        sent = form_submit(
+            form, lambda _: services.definition_register(actor=request.user, data=form.definition_data())
+        )
+        if sent.ok:
+            definition = sent.result
+            assert definition is not None  # ok: definition_register returned it
+            messages.success(
+                request,
+                f"Registered {definition.ref} as a draft. Push observations to '{definition.ref}' "
+                "to try it, then activate it.",
+            )
+            return _detail(definition)
+        status = sent.status
     return render(request, "metrics/definition_register.html", {"form": form}, status=status)
 
 

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
 
+from core.audit import HistoryPage, transitions_page
 from core.models import Transition
 from program.criteria_history import criteria_change_sentence
 from program.models import Gate, Phase, Program, WorkloadMigration
@@ -28,17 +29,6 @@ class HistoryEntry:
     text: str
     reason: str
     kind: str  # program, phase, gate, migration: a class for the page
-
-
-@dataclass(frozen=True)
-class HistoryPage:
-    entries: list[HistoryEntry]
-    number: int
-    has_older: bool
-
-    @property
-    def older(self) -> int:
-        return self.number + 1
 
 
 def _day(value: str | None) -> str:
@@ -161,9 +151,8 @@ def _actor(record: Transition) -> str:
     return record.actor.first_name or record.actor.get_username()
 
 
-def program_history(program: Program, page: int = 1, size: int = PAGE_SIZE) -> HistoryPage:
+def program_history(program: Program, page: int = 1, size: int = PAGE_SIZE) -> HistoryPage[HistoryEntry]:
     """Page `page` (1 is the newest) of the program's history, in words."""
-    page = max(1, page)
     phases = list(program.phases.all())
     gates = [gate for phase in phases for gate in phase.gates.all()]
     migrations = list(program.migrations.all())
@@ -181,14 +170,11 @@ def program_history(program: Program, page: int = 1, size: int = PAGE_SIZE) -> H
     where = Q(pk__in=[])
     for type_id, (kind, names, _) in subjects.items():
         where |= Q(content_type_id=type_id, object_id__in=list(names)) & ~Q(action__in=REPEATS.get(kind, ()))
-    offset = (page - 1) * size
-    records = list(
-        Transition.objects.filter(where)
-        .select_related("actor")
-        .order_by("-at", "-id")[offset : offset + size + 1]
+    page, records, has_older = transitions_page(
+        Transition.objects.filter(where).select_related("actor").order_by("-at", "-id"), page, size
     )
     entries = []
-    for record in records[:size]:
+    for record in records:
         kind, names, describe = subjects[record.content_type_id]
         name = names.get(record.object_id, f"#{record.object_id}")
         entries.append(
@@ -196,4 +182,4 @@ def program_history(program: Program, page: int = 1, size: int = PAGE_SIZE) -> H
                 record.at, _actor(record), describe(_actor(record), record, name), record.reason, kind
             )
         )
-    return HistoryPage(entries, page, len(records) > size)
+    return HistoryPage(entries, page, has_older)

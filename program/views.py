@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import form_submit
 from core.models import Transition
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
@@ -46,15 +46,15 @@ def program_new(request):
     )
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                program = services.program_create(actor=request.user, **form.service_kwargs())
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                messages.success(request, f"Created {program.name} from {program.template}.")
-                return redirect("program:detail", slug=program.slug)
+        sent = form_submit(
+            form, lambda _: services.program_create(actor=request.user, **form.service_kwargs())
+        )
+        if sent.ok:
+            program = sent.result
+            assert program is not None  # ok: program_create returned it
+            messages.success(request, f"Created {program.name} from {program.template}.")
+            return redirect("program:detail", slug=program.slug)
+        status = sent.status
     return render(request, "program/program_form.html", {"form": form}, status=status)
 
 
@@ -219,17 +219,16 @@ def gate_answer(request, gate: Gate, status: int = 200, **forms_):
 def gate_decide(request, pk: int):
     gate = _gate_or_404(pk)
     form = DecisionForm(request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            services.gate_decide(gate=gate, actor=request.user, **form.cleaned_data)
-        except ApplicationError as exc:
-            # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
-            status = add_service_error(form, exc, fallback_field="decision")
-        else:
-            messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
-            return gate_answer(request, gate)
-    return gate_answer(request, gate, status, form=form)
+    # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
+    sent = form_submit(
+        form,
+        lambda data: services.gate_decide(gate=gate, actor=request.user, **data),
+        fallback_field="decision",
+    )
+    if sent.ok:
+        messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
+        return gate_answer(request, gate)
+    return gate_answer(request, gate, sent.status, form=form)
 
 
 @require_POST
@@ -246,16 +245,15 @@ def gate_evaluate(request, pk: int):
 def gate_reopen(request, pk: int):
     gate = _gate_or_404(pk)
     form = ReopenForm(request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            services.gate_reopen(gate=gate, actor=request.user, reason=form.cleaned_data["reason"])
-        except ApplicationError as exc:
-            status = add_service_error(form, exc, fallback_field="reason")
-        else:
-            messages.success(request, f"Gate '{gate.name}' reopened.")
-            return gate_answer(request, gate)
-    return gate_answer(request, gate, status, reopen_form=form)
+    sent = form_submit(
+        form,
+        lambda data: services.gate_reopen(gate=gate, actor=request.user, reason=data["reason"]),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        messages.success(request, f"Gate '{gate.name}' reopened.")
+        return gate_answer(request, gate)
+    return gate_answer(request, gate, sent.status, reopen_form=form)
 
 
 @require_POST

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS
 from program import services
@@ -34,19 +34,20 @@ def _refused(request, gate: Gate, exc: ApplicationError):
 def criterion_add(request, pk: int):
     gate = get_object_or_404(Gate, pk=pk)
     form = CriterionForm(request.POST, prefix="new")
-    status = 400
-    if form.is_valid():
-        try:
-            criterion = services.criterion_add(actor=request.user, gate=gate, **form.cleaned_data)
-        except ApplicationError as exc:
-            status = add_service_error(form, exc, fallback_field="name")
-        else:
-            _evaluate(request, gate)
-            messages.success(request, f"Added “{criterion.name}” and evaluated the gate again.")
-            return gate_answer(request, gate)
+    sent = form_submit(
+        form,
+        lambda data: services.criterion_add(actor=request.user, gate=gate, **data),
+        fallback_field="name",
+    )
+    if sent.ok:
+        criterion = sent.result
+        assert criterion is not None  # ok: criterion_add returned it
+        _evaluate(request, gate)
+        messages.success(request, f"Added “{criterion.name}” and evaluated the gate again.")
+        return gate_answer(request, gate)
     if not form.errors:
         messages.error(request, "The criterion was not added.")
-    return gate_answer(request, gate, status, add_form=form)
+    return gate_answer(request, gate, sent.status, add_form=form)
 
 
 @require_POST
@@ -54,17 +55,16 @@ def criterion_add(request, pk: int):
 def criterion_edit(request, pk: int):
     criterion = get_object_or_404(Criterion.objects.select_related("gate", "metric", "workload"), pk=pk)
     form = edit_form(criterion, request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            services.criterion_edit(actor=request.user, criterion=criterion, **form.cleaned_data)
-        except ApplicationError as exc:
-            status = add_service_error(form, exc, fallback_field="name")
-        else:
-            _evaluate(request, criterion.gate)
-            messages.success(request, f"Saved “{form.cleaned_data['name']}” and evaluated the gate again.")
-            return gate_answer(request, criterion.gate)
-    return gate_answer(request, criterion.gate, status, edit_forms={criterion.pk: form})
+    sent = form_submit(
+        form,
+        lambda data: services.criterion_edit(actor=request.user, criterion=criterion, **data),
+        fallback_field="name",
+    )
+    if sent.ok:
+        _evaluate(request, criterion.gate)
+        messages.success(request, f"Saved “{form.cleaned_data['name']}” and evaluated the gate again.")
+        return gate_answer(request, criterion.gate)
+    return gate_answer(request, criterion.gate, sent.status, edit_forms={criterion.pk: form})
 
 
 @require_POST

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import add_service_error, form_submit
 from core.pages import role_required
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from program import history, selectors, services
@@ -118,17 +118,16 @@ def phase_dates(request, pk: int):
 def phase_replan(request, pk: int):
     phase = _phase(pk)
     form = ReplanForm(request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            services.phase_replan(actor=request.user, phase=phase, **form.cleaned_data)
-        except ApplicationError as exc:
-            status = add_service_error(form, exc, fallback_field="reason")
-        else:
-            start, end = form.cleaned_data["planned_start"], form.cleaned_data["planned_end"]
-            messages.success(request, f"Re-planned {phase.name}: {start:%-d %b %Y} – {end:%-d %b %Y}.")
-            return redirect("program:detail", slug=phase.program.slug)
-    return _phase_page(request, _phase(pk), status, replan=form)
+    sent = form_submit(
+        form,
+        lambda data: services.phase_replan(actor=request.user, phase=phase, **data),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        start, end = form.cleaned_data["planned_start"], form.cleaned_data["planned_end"]
+        messages.success(request, f"Re-planned {phase.name}: {start:%-d %b %Y} – {end:%-d %b %Y}.")
+        return redirect("program:detail", slug=phase.program.slug)
+    return _phase_page(request, _phase(pk), sent.status, replan=form)
 
 
 @require_POST
@@ -136,16 +135,15 @@ def phase_replan(request, pk: int):
 def phase_actual_dates(request, pk: int):
     phase = _phase(pk)
     form = ActualDatesForm(request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            services.phase_backfill_dates(actor=request.user, phase=phase, **form.cleaned_data)
-        except ApplicationError as exc:
-            status = add_service_error(form, exc, fallback_field="reason")
-        else:
-            messages.success(request, f"Recorded the actual dates of {phase.name}.")
-            return redirect("program:detail", slug=phase.program.slug)
-    return _phase_page(request, _phase(pk), status, actual=form)
+    sent = form_submit(
+        form,
+        lambda data: services.phase_backfill_dates(actor=request.user, phase=phase, **data),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        messages.success(request, f"Recorded the actual dates of {phase.name}.")
+        return redirect("program:detail", slug=phase.program.slug)
+    return _phase_page(request, _phase(pk), sent.status, actual=form)
 
 
 # --- migrations ----------------------------------------------------------------------------------
@@ -174,17 +172,16 @@ def program_migrations(request, slug: str):
 def migration_state(request, pk: int):
     migration = get_object_or_404(WorkloadMigration.objects.select_related("workload", "program"), pk=pk)
     form = MigrationStateForm(request.POST, migration=migration)
-    status = 400
-    if form.is_valid():
-        try:
-            services.migration_set_state(actor=request.user, migration=migration, **form.cleaned_data)
-        except ApplicationError as exc:
-            status = add_service_error(form, exc, fallback_field="reason")
-        else:
-            label = WorkloadMigration.State(form.cleaned_data["state"]).label
-            messages.success(request, f"{migration.workload.key} is now {label}.")
-            return redirect("program:migrations", slug=migration.program.slug)
-    return _migrations_page(request, _program(migration.program.slug), status, bound=form)
+    sent = form_submit(
+        form,
+        lambda data: services.migration_set_state(actor=request.user, migration=migration, **data),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        label = WorkloadMigration.State(form.cleaned_data["state"]).label
+        messages.success(request, f"{migration.workload.key} is now {label}.")
+        return redirect("program:migrations", slug=migration.program.slug)
+    return _migrations_page(request, _program(migration.program.slug), sent.status, bound=form)
 
 
 # --- history -------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from incidents.models import BugClass
 from metrics.models import Workload
 from program import services as program_services
 from program.models import Criterion, Gate, Phase
-from tests.freeze.factories import freeze_setup, submitted_exception
+from tests.freeze.factories import draft_exception, freeze_setup, submitted_exception
 
 ROLES = ("anonymous", "viewer", "engineer", "metric_owner", "component_owner", "ingest", "lead")
 # otlp/ is an API (token auth, JSON/protobuf answers), covered by its own receiver tests.
@@ -167,17 +167,7 @@ def test_every_page_url_has_a_row():
 def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, viewer):
     ref = freeze_setup(lead)
     program = ref["program"]
-    draft = freeze_services.exception_create(
-        actor=engineer,
-        component=ref["trainer"],
-        title="draft",
-        change="c",
-        justification="j",
-        risk="low",
-        rollback_plan="r",
-        change_starts_at=ref["now"] + timedelta(hours=1),
-        change_ends_at=ref["now"] + timedelta(hours=2),
-    )
+    draft = draft_exception(engineer, ref["trainer"], ref["now"], title="draft")
     submitted = submitted_exception(engineer, ref["trainer"], ref["now"])
     approved = submitted_exception(engineer, ref["trainer"], ref["now"], title="approved")
     freeze_services.exception_approve(actor=component_owner, exception=approved)

@@ -19,7 +19,7 @@ from freeze.models import Approval, FreezeException
 from metrics.models import MetricDefinition, Workload
 from metrics.services.definitions import TRANSITIONS as DEFINITION_TRANSITIONS
 from program.models import Criterion, Decision, Evaluation, Gate, Phase, Program, WorkloadMigration
-from tests.freeze.factories import freeze_setup
+from tests.freeze.factories import draft_exception, freeze_setup
 from tests.metrics.factories import definition
 
 # What the README documents; the services enforce these tables.
@@ -260,17 +260,7 @@ class Arena:
 
     def exception_in(self, state):
         now = timezone.now()
-        exception = freeze_services.exception_create(
-            actor=self.users["engineer"],
-            component=self.ref["trainer"],
-            title="Matrix",
-            change="c",
-            justification="j",
-            risk="low",
-            rollback_plan="r",
-            change_starts_at=now + timedelta(hours=1),
-            change_ends_at=now + timedelta(hours=2),
-        )
+        exception = draft_exception(self.users["engineer"], self.ref["trainer"], now, title="Matrix")
         FreezeException.objects.filter(pk=exception.pk).update(status=state.removesuffix(ENDED))
         if state.endswith(ENDED):
             FreezeException.objects.filter(pk=exception.pk).update(

@@ -51,8 +51,8 @@ def exception_payload(**changes) -> dict:
     return payload
 
 
-def submitted_exception(engineer, component, now, **changes):
-    """An exception filed and submitted through the services, its change window starting in an hour."""
+def draft_exception(engineer, component, now, **changes):
+    """An exception filed through the services (a draft), its change window starting in an hour."""
     values = {
         "title": "t",
         "change": "c",
@@ -63,5 +63,10 @@ def submitted_exception(engineer, component, now, **changes):
         "change_ends_at": now + timedelta(hours=2),
     }
     values.update(changes)
-    exception = services.exception_create(actor=engineer, component=component, **values)
+    return services.exception_create(actor=engineer, component=component, **values)
+
+
+def submitted_exception(engineer, component, now, **changes):
+    """An exception filed and submitted through the services, its change window starting in an hour."""
+    exception = draft_exception(engineer, component, now, **changes)
     return services.exception_submit(actor=engineer, exception=exception)

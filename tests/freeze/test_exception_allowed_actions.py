@@ -4,7 +4,6 @@ services all follow it (issue 12)."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 import pytest
 
@@ -15,7 +14,7 @@ from freeze.selectors import exceptions_awaiting
 from freeze.selectors_exceptions import exception_allowed_actions, exception_approvers
 from freeze.services import exception_workflow
 from tests.conftest import make_user
-from tests.freeze.factories import freeze_setup, submitted_exception
+from tests.freeze.factories import draft_exception, freeze_setup, submitted_exception
 
 BUTTONS = {
     "submit": "Submit for approval",
@@ -128,17 +127,7 @@ def test_exception_act_serves_the_page_and_the_api_alike(monkeypatch, client, as
 
     monkeypatch.setattr(services, "exception_act", spy)
     ref = freeze_setup(lead)
-    one = services.exception_create(
-        actor=engineer,
-        component=ref["trainer"],
-        title="a",
-        change="c",
-        justification="j",
-        risk="low",
-        rollback_plan="r",
-        change_starts_at=ref["now"] + timedelta(hours=1),
-        change_ends_at=ref["now"] + timedelta(hours=2),
-    )
+    one = draft_exception(engineer, ref["trainer"], ref["now"], title="a")
     two = FreezeException.objects.get(pk=one.pk)
     two.pk = None
     two.save()

@@ -13,7 +13,7 @@ from freeze import services
 from freeze.models import FreezeException
 from freeze.views_exceptions import PAGE_SIZE
 from tests.conftest import make_user
-from tests.freeze.factories import freeze_setup, submitted_exception
+from tests.freeze.factories import draft_exception, freeze_setup, submitted_exception
 
 ALL = "/freeze/exceptions/"
 
@@ -74,17 +74,7 @@ def test_counts_count_exceptions_not_approvals(client, viewer, engineer, compone
 def test_all_exceptions_count_each_status_and_page(client, viewer, engineer, ref):
     drafts = PAGE_SIZE + 2
     for i in range(drafts):
-        services.exception_create(
-            actor=engineer,
-            component=ref["trainer"],
-            title=f"d{i}",
-            change="c",
-            justification="j",
-            risk="low",
-            rollback_plan="r",
-            change_starts_at=ref["now"] + timedelta(hours=1),
-            change_ends_at=ref["now"] + timedelta(hours=2),
-        )
+        draft_exception(engineer, ref["trainer"], ref["now"], title=f"d{i}")
     _file(engineer, ref, 1)
     client.force_login(viewer)
     html = client.get(ALL).content.decode()

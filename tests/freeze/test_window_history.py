@@ -13,7 +13,7 @@ from freeze.history import window_history
 from freeze.models import Component, FreezeWindow
 from freeze.services.levels import windows_follow_phase
 from program.models import Phase
-from tests.freeze.factories import freeze_setup
+from tests.freeze.factories import draft_exception, freeze_setup
 
 
 @pytest.fixture
@@ -125,17 +125,8 @@ def grow(ref, lead, engineer, size: int) -> None:
             actor=lead, window=window, levels={f"c{size}-{i}": "frozen", "trainer": "open"}
         )
         services.freeze_levels_set(actor=lead, window=ref["window"], levels={f"c{size}-{i}": "open"})
-        services.exception_create(
-            actor=engineer,
-            component=Component.objects.get(key="trainer"),
-            window=ref["window"],
-            title=f"e{i}",
-            change="c",
-            justification="j",
-            risk="low",
-            rollback_plan="r",
-            change_starts_at=now + timedelta(hours=1),
-            change_ends_at=now + timedelta(hours=2),
+        draft_exception(
+            engineer, Component.objects.get(key="trainer"), now, window=ref["window"], title=f"e{i}"
         )
 
 

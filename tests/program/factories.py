@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from metrics.models import MetricDefinition, Observation, System, Workload
 from program import services
-from program.models import Program
+from program.models import Gate, Program
 from tests.metrics.factories import definition
 
 
@@ -65,3 +65,8 @@ def observe(
 
 def spread(center: float, n: int = 60) -> list[float]:
     return [center * (1 + ((i * 37) % 21 - 10) / 200) for i in range(n)]
+
+
+def canary_gate() -> Gate:
+    """The canary phase's exit gate: the one the template fills with criteria."""
+    return Gate.objects.get(phase__kind="canary", kind="exit")

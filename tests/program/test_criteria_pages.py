@@ -7,21 +7,10 @@ import pytest
 from core.models import Transition
 from program import services
 from program.models import Criterion, Gate
-from tests.program.factories import make_program, metrics_for_template
+from tests.program.factories import canary_gate
 from tests.program.versioning import supersede
 
 FORMS = ("Add criterion", "Save changes", "Delete criterion", "Re-pin to active versions")
-
-
-@pytest.fixture
-def ref(db, lead):
-    ref = metrics_for_template()
-    ref["program"] = make_program(lead)
-    return ref
-
-
-def canary_gate() -> Gate:
-    return Gate.objects.get(phase__kind="canary", kind="exit")
 
 
 def throughput() -> Criterion:

@@ -9,19 +9,8 @@ from core.errors import ApplicationError
 from core.models import Transition
 from program import selectors, services
 from program.models import Criterion, Evaluation, Gate
-from tests.program.factories import make_program, metrics_for_template, observe, spread
+from tests.program.factories import canary_gate, observe, spread
 from tests.program.versioning import next_version, supersede
-
-
-@pytest.fixture
-def ref(db, lead):
-    ref = metrics_for_template()
-    ref["program"] = make_program(lead)
-    return ref
-
-
-def canary_gate() -> Gate:
-    return Gate.objects.get(phase__kind="canary", kind="exit")
 
 
 def criterion(name_start: str) -> Criterion:

@@ -11,18 +11,7 @@ from core.errors import ApplicationError
 from core.models import Transition
 from program import services
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate
-from tests.program.factories import make_program, metrics_for_template, observe, spread
-
-
-@pytest.fixture
-def ref(db, lead):
-    ref = metrics_for_template()
-    ref["program"] = make_program(lead)
-    return ref
-
-
-def canary_gate() -> Gate:
-    return Gate.objects.get(phase__kind="canary", kind="exit")
+from tests.program.factories import canary_gate, make_program, metrics_for_template, observe, spread
 
 
 def feed_canary(ref, *, throughput=(100, 90), step=(800, 700)):

@@ -8,10 +8,10 @@ from django.test.utils import CaptureQueriesContext
 
 from program import services
 from program.evaluation import criterion_judge
-from program.models import Criterion, CriterionResult, Evaluation, Gate
+from program.models import Criterion, CriterionResult, Evaluation
 from program.shadows import criteria_shadows
 from program.versions import current_versions
-from tests.program.factories import make_program, metrics_for_template, observe, spread
+from tests.program.factories import canary_gate, make_program, metrics_for_template, observe, spread
 from tests.program.versioning import next_version
 
 
@@ -22,10 +22,6 @@ def ref(db, lead):
     observe(ref["throughput"], ref["legacy"], ref["medium"], spread(100))
     observe(ref["throughput"], ref["rebuilt"], ref["medium"], spread(90))
     return ref
-
-
-def canary_gate() -> Gate:
-    return Gate.objects.get(phase__kind="canary", kind="exit")
 
 
 def with_draft_v2(ref, rebuilt: float = 70):
