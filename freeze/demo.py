@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from freeze import services
 from freeze.models import Component, FreezeException, FreezeWindow
-from program.models import Program
+from program.models import Gate, Program
 
 COMPONENTS = [
     ("gpu-firmware", "GPU firmware and drivers", "hardware", "infra-hardware"),
@@ -155,10 +155,39 @@ def demo_load(*, users, stdout) -> None:
     services.exception_approve(actor=owner, exception=revoked)
     services.exception_revoke(actor=lead, exception=revoked, reason="Restore tests failed on the new format.")
 
+    _under_the_approval_bar(frontier, engineer, users["metrics"])
     _weekend_and_override(program, lead, now)
 
     states = sorted(set(FreezeException.objects.values_list("status", flat=True)))
     stdout.write(f"Loaded the freeze list: {len(COMPONENTS)} components, exceptions {', '.join(states)}.")
+
+
+def _under_the_approval_bar(frontier: FreezeWindow, engineer, team_member) -> None:
+    """A medium-risk change nine days before the frontier exit gate is due: the program's rising
+    approval bar (rebuild-14m sets two weeks) makes it need a second approval, a program lead's. Its
+    owner team (data-platform) has approved; it waits for a lead, so the exception page shows the rule
+    the submission fixed and who is still needed."""
+    assert frontier.phase is not None, "the frontier window belongs to the frontier phase"
+    gate = Gate.objects.get(phase=frontier.phase, kind=Gate.Kind.EXIT)
+    starts = timezone.make_aware(datetime.combine(gate.due_date - timedelta(days=9), time(9)))
+    exception = services.exception_create(
+        actor=engineer,
+        component=Component.objects.get(key="dataloader"),
+        window=frontier,
+        title="Deeper data-loader prefetch for the final run",
+        risk="medium",
+        change_starts_at=starts,
+        change_ends_at=starts + timedelta(hours=4),
+        change="loader.prefetch_batches 4 → 8 on the frontier cluster.",
+        justification="The 70B run waits on data 3% more than on legacy; deeper prefetch hides it.",
+        rollback_plan="Set prefetch_batches back to 4; it applies at the next job restart.",
+        affected_metrics=["data-loader-wait-share"],
+    )
+    # Through the service: it fixes required_approvals, requires_lead_approval and approval_rule.
+    services.exception_submit(actor=engineer, exception=exception)
+    services.exception_approve(
+        actor=team_member, exception=exception, comment="Eight batches fit the loader's memory budget."
+    )
 
 
 def _weekend_and_override(program, lead, now) -> None:

@@ -7,7 +7,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import PROGRAM_LEADS, has_role
 from freeze import selectors, services
@@ -91,20 +91,22 @@ def levels_edit(request, window_id: int):
         return _levels_page(request, window)
     rows = selectors.window_levels(window)
     form = levels_form_class(rows, window.default_level)(request.POST)
-    status = 400
-    if form.is_valid():
-        reason = form.cleaned_data.pop("reason")
-        try:
-            # The service writes only the rows whose level really changes.
-            changed = services.freeze_levels_set(
-                actor=request.user, window=window, levels=form.cleaned_data, reason=reason
-            )
-        except ApplicationError as exc:
-            status = add_service_error(form, exc)
-        else:
-            messages.success(request, _changed_message(changed, window))
-            return redirect("freeze:window", window_id=window.pk)
-    return _levels_page(request, window, form=form, status=status)
+    # The service writes only the rows whose level really changes.
+    sent = form_submit(
+        form,
+        lambda data: services.freeze_levels_set(
+            actor=request.user,
+            window=window,
+            levels={key: level for key, level in data.items() if key != "reason"},
+            reason=data["reason"],
+        ),
+    )
+    if sent.ok:
+        changed = sent.result
+        assert changed is not None  # ok: freeze_levels_set returned the count
+        messages.success(request, _changed_message(changed, window))
+        return redirect("freeze:window", window_id=window.pk)
+    return _levels_page(request, window, form=form, status=sent.status)
 
 
 @require_POST

@@ -15,8 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from core.audit import transitions_for
-from core.errors import ApplicationError
-from core.forms import add_service_error, form_submit
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import FRAMEWORK_ENGINEERS, has_role
 from freeze import selectors, services
@@ -120,16 +119,18 @@ def exception_edit(request, pk: int):
     form.fields["component"].disabled = form.fields["window"].disabled = True
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            changes = {f: form.cleaned_data[f] for f in (*EDITABLE, "affected_metrics")}
-            try:
-                services.exception_edit(actor=request.user, exception=exception, changes=changes)
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                messages.success(request, "Saved. A material change after submission needs approval again.")
-                return redirect("freeze:exception", pk=pk)
+        sent = form_submit(
+            form,
+            lambda data: services.exception_edit(
+                actor=request.user,
+                exception=exception,
+                changes={f: data[f] for f in (*EDITABLE, "affected_metrics")},
+            ),
+        )
+        if sent.ok:
+            messages.success(request, "Saved. A material change after submission needs approval again.")
+            return redirect("freeze:exception", pk=pk)
+        status = sent.status
     context = {
         "form": form,
         "exception": exception,
@@ -195,18 +196,18 @@ def exception_act(request, pk: int, action: str):
     exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
     exception_allowed_actions(request.user, exception).require(action)
     form = DecisionForm(request.POST)
-    form.is_valid()
-    try:
-        services.exception_act(
-            actor=request.user, exception=exception, action=action, text=form.cleaned_data.get("comment", "")
-        )
-    except ApplicationError as exc:
-        # Bad input or someone acted first: show why and keep the comment typed.
-        status = add_service_error(form, exc, fallback_field="comment")
-    else:
+    sent = form_submit(
+        form,
+        lambda data: services.exception_act(
+            actor=request.user, exception=exception, action=action, text=data["comment"]
+        ),
+        fallback_field="comment",
+    )
+    if sent.ok:
         messages.success(request, DONE[action])
         if not request.htmx:
             return redirect("freeze:exception", pk=pk)
         return render(request, "freeze/_exception_body.html", _exception_context(request, pk, None))
+    # Bad input or someone acted first: show why and keep the comment typed.
     template = "freeze/_exception_body.html" if request.htmx else "freeze/exception_detail.html"
-    return render(request, template, _exception_context(request, pk, form), status=status)
+    return render(request, template, _exception_context(request, pk, form), status=sent.status)

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core.audit import transitions_for
 from core.charts import line_chart
 from core.errors import ApplicationError
-from core.forms import add_service_error
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
 from incidents import selectors, services
@@ -94,14 +94,15 @@ def incidents_page(request):
 @require_POST
 def incident_new(request):
     form = IncidentForm(request.POST)
-    if form.is_valid():
-        try:
-            incident = services.incident_file(actor=request.user, **form.cleaned_data)
-        except ApplicationError as exc:
-            return _list_render(request, form, add_service_error(form, exc, fallback_field="title"))
-        messages.success(request, f"Incident #{incident.pk} filed; the owner team was told.")
-        return redirect("incidents:detail", incident.pk)
-    return _list_render(request, form, 400)
+    sent = form_submit(
+        form, lambda data: services.incident_file(actor=request.user, **data), fallback_field="title"
+    )
+    if not sent.ok:
+        return _list_render(request, form, sent.status)
+    incident = sent.result
+    assert incident is not None  # ok: incident_file returned it
+    messages.success(request, f"Incident #{incident.pk} filed; the owner team was told.")
+    return redirect("incidents:detail", incident.pk)
 
 
 def _detail_render(request, pk: int, form: IncidentForm | None = None, status: int = 200):
@@ -140,12 +141,13 @@ def incident_detail(request, pk: int):
 def incident_edit(request, pk: int):
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     form = IncidentForm(request.POST)
-    if not form.is_valid():
-        return _detail_render(request, pk, form, 400)
-    try:
-        services.incident_update(actor=request.user, incident=incident, changes=form.cleaned_data)
-    except ApplicationError as exc:
-        return _detail_render(request, pk, form, add_service_error(form, exc, fallback_field="title"))
+    sent = form_submit(
+        form,
+        lambda data: services.incident_update(actor=request.user, incident=incident, changes=data),
+        fallback_field="title",
+    )
+    if not sent.ok:
+        return _detail_render(request, pk, form, sent.status)
     messages.success(request, f"Incident #{pk} saved.")
     return redirect("incidents:detail", pk)
 

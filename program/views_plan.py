@@ -14,8 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from core.errors import ApplicationError
-from core.forms import add_service_error, form_submit
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
 from program import history, selectors, services
@@ -67,18 +66,18 @@ def program_advance(request, slug: str):
     form = AdvanceForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            try:
-                phase = services.program_advance(
-                    actor=request.user, program=program, reason=form.cleaned_data["reason"]
-                )
-            except ApplicationError as exc:
-                status = add_service_error(form, exc, fallback_field="reason")
-                program = _program(slug)  # the state that refused it
-            else:
-                messages.success(request, f"Now in {phase.name}." if phase else f"{program.name} completed.")
-                return redirect("program:detail", slug=slug)
+        sent = form_submit(
+            form,
+            lambda data: services.program_advance(actor=request.user, program=program, reason=data["reason"]),
+            fallback_field="reason",
+        )
+        if sent.ok:
+            # The result is the phase now active; None when the last phase was completed.
+            phase = sent.result
+            messages.success(request, f"Now in {phase.name}." if phase else f"{program.name} completed.")
+            return redirect("program:detail", slug=slug)
+        status = sent.status
+        program = _program(slug)  # the state that refused it
     return render(request, "program/advance_confirm.html", _advance_context(program, form), status=status)
 
 

@@ -54,6 +54,22 @@ def test_throttled_and_idempotent_operations_declare_429_and_422(schema):
     assert "422" in schema["paths"]["/api/v1/observations/batch/"]["post"]["responses"]
 
 
+def test_operations_with_query_parameters_declare_the_web_servers_414(schema):
+    """gunicorn answers 414 with an HTML page to a request line over 4,094 bytes, before Django runs."""
+    problems = []
+    for method, path, operation in operations(schema):
+        has_query = any(p.get("in") == "query" for p in operation.get("parameters", []))
+        response = operation["responses"].get("414")
+        if not has_query:
+            if response is not None:
+                problems.append(f"{method.upper()} {path}: 414 declared without query parameters")
+        elif response is None or set(response.get("content", {})) != {"text/html"}:
+            problems.append(f"{method.upper()} {path}: 414 not declared as text/html")
+    assert problems == []
+    history = schema["paths"]["/api/v1/freeze/windows/{id}/history/"]["get"]["responses"]["414"]
+    assert "4,094 bytes" in history["description"]
+
+
 def test_error_component_is_the_error_shape(schema):
     component = schema["components"]["schemas"]["ErrorOutput"]
     assert set(component["required"]) == {"detail", "code", "errors"}
