@@ -14,9 +14,11 @@ With `--prefill N`, the benchmark metric is then filled with N rows over the yea
 with its months' partitions, as a year of history would be) and the API and the indexed COPY run
 again: `ratio ingest-prefilled` is the API's rate into the prefilled table ÷ its rate into the empty
 one (target ≥ 0.8). Rows measured are new runs of the last hour, as live ingest sends. On Linux it
-also prints the CPU seconds each side used, which shows where the time goes. Without
-CELERY_BROKER_URL the follow-ups a batch queues through the outbox (gate evaluations) run inside the
-request, as in `make run`; set it to measure with a broker, as in production.
+also prints the CPU seconds each side used, which shows where the time goes. Set CELERY_BROKER_URL
+to a broker no worker consumes (`make bench` does): the follow-ups a batch queues (rollup refreshes,
+gate evaluations) are then queued, as in production, where a worker runs them apart from the request.
+Without a broker they run inside each request (eager), and a day's rollup is recomputed after every
+batch of that day, which measures the worker's job, not the API's.
 """
 
 from __future__ import annotations
@@ -313,6 +315,11 @@ def main() -> None:
         "--repeat", type=int, default=1, help="runs of each side, alternating; the median run counts"
     )
     args = parser.parse_args()
+    if not settings.CELERY_BROKER_URL:
+        raise SystemExit(
+            "Set CELERY_BROKER_URL to a Redis database no worker consumes (make bench does): without a broker"
+            " each request would also run the rollup refresh a worker runs in production."
+        )
 
     definition, legacy, rebuilt, workload, token = reference_data()
     remove_observations(definition=definition)

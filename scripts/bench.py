@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from redis import Redis
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -101,22 +102,24 @@ def main() -> int:
     url = bench_database_url(os.environ["DATABASE_URL"])
     database_recreate(url)
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "false"}
-    redis = None
-    if not env.get("CACHE_URL"):
-        # The read caches (tokens, freeze facts) are on with a shared cache, as in production: without
-        # CACHE_URL an embedded Redis of the benchmark's own serves it, as in `make run`.
-        from run_topology import redis_start
+    # A broker of the benchmarks' own, which no worker consumes: the API then queues its follow-ups
+    # (rollup refreshes, gate evaluations) as in production, where a worker runs them apart from the
+    # request. Without one they would run inside each ingest request (CELERY_TASK_ALWAYS_EAGER), where a
+    # day's rollup is recomputed after every batch of that day. Never the caller's broker: a worker
+    # listening there would run the tasks against another database.
+    from run_topology import redis_start
 
-        redis, redis_url = redis_start(ROOT / ".data" / "bench")
-        env["CACHE_URL"] = f"{redis_url}/1"
-    # A broker of its own would be needed to measure with one; without it follow-ups run in-process.
-    env.pop("CELERY_BROKER_URL", None)
+    redis, redis_url = redis_start(ROOT / ".data" / "bench")
+    env["CELERY_BROKER_URL"] = f"{redis_url}/2"
+    Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()  # what an earlier run queued (append-only file)
+    # The read caches (tokens, freeze facts) are on with a shared cache, as in production: without
+    # CACHE_URL the same embedded Redis serves it, as in `make run`.
+    env.setdefault("CACHE_URL", f"{redis_url}/1")
     try:
         subprocess.run([PYTHON, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
         ratios, failed = run_all(args.only or list(BENCHMARKS), quick=args.quick, env=env)
     finally:
-        if redis is not None:
-            redis.terminate()
+        redis.terminate()
     print(f"\n== summary ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
     print("\n".join(ratios))
     if failed:
