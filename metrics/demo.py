@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from operator import itemgetter
 
 from django.db import transaction
 from django.utils import timezone
@@ -16,6 +17,7 @@ from django.utils import timezone
 from metrics import services
 from metrics.ingest import observations_ingest_rows
 from metrics.models import MetricDefinition, Observation, PullSource, System, Workload
+from metrics.partitions import observations_partitions_create
 from metrics.services.pull_sources import pull_source_create
 
 SYSTEMS = [
@@ -375,8 +377,15 @@ def demo_load(*, users, stdout) -> None:
         _ensure_reference_data(users["metrics"])
     if Observation.objects.filter(source="demo").exists():
         return
+    # History is loaded as an operator backfills it: its months get their partitions first
+    # (`observations_partitions_create --since`), so its rows do not wait in the DEFAULT partition.
+    observations_partitions_create(since=timezone.now() - timedelta(days=DAYS))
     rng = random.Random(20261129)
     rows = _observation_rows(rng) + _shadow_rows(rng)
+    # In the order live ingest would have written them over the two months, not series by series:
+    # the table's physical order then follows time, as in a real deployment, which is what the
+    # newest-first list's BRIN index relies on (metrics.observation_bands).
+    rows.sort(key=itemgetter("observed_at"))
     for start in range(0, len(rows), 10_000):
         observations_ingest_rows(rows=rows[start : start + 10_000], actor=users["ingest"], source="demo")
     stdout.write(f"Loaded {len(rows):,} demo observations for {len(DEFINITIONS)} metric definitions.")
