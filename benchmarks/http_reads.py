@@ -74,6 +74,8 @@ def ensure_observations(target: int) -> int:
     """Tops metrics_observation up to `target` rows with benchmark rows (binary COPY)."""
     from django.db import connection
 
+    from metrics.partitions import observations_partitions_create
+
     definition, legacy, rebuilt, workload, _ = reference_data()
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM metrics_observation")
@@ -82,6 +84,7 @@ def ensure_observations(target: int) -> int:
     if missing <= 0:
         return have
     start = datetime.now(UTC) - timedelta(days=90)
+    observations_partitions_create(since=start)  # as an operator backfilling history would
     connection.ensure_connection()
     raw = connection.connection  # autocommit: the COPY commits by itself
     with (
@@ -182,25 +185,6 @@ def _add_freeze_data(program, rng) -> None:
     )  # fmt: skip
 
 
-LIST_INDEX = "bench_observation_newest_first"
-
-
-def list_index(*, create: bool) -> None:
-    """The index that serves the list's order (observed_at DESC, then the natural key ascending) —
-    benchmark-only: adding indexes to metrics belongs to the table-layout work."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        if create:
-            cursor.execute(
-                f"CREATE INDEX IF NOT EXISTS {LIST_INDEX} ON metrics_observation"
-                " (observed_at DESC, definition_id, system_id, workload_id, run_id)"
-            )
-            cursor.execute("ANALYZE metrics_observation")
-        else:
-            cursor.execute(f"DROP INDEX IF EXISTS {LIST_INDEX}")
-
-
 def check_components() -> list[str]:
     """Components whose checks now take every path: each decision, an exception lifting, an override."""
     from freeze.models import Component
@@ -299,19 +283,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5, help="length of one slice of load")
     parser.add_argument("--rounds", type=int, default=4, help="slices per endpoint, alternated")
     parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument(
-        "--list-index",
-        action="store_true",
-        help=f"create {LIST_INDEX} in this database first (the time-leading index the list needs; the "
-        "app does not have it yet); without the flag it is dropped",
-    )
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk not found: apt-get install wrk")
 
     ensure_demo()
     observations = ensure_observations(args.observations)
-    list_index(create=args.list_index)
     sizes = ensure_freeze_data()
     token = viewer_token()
     components = check_components()
@@ -365,7 +342,6 @@ def main() -> None:
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPU cores; gunicorn 2 sync workers; "
           f"wrk {args.connections} connections; {args.rounds} × {args.seconds:g} s per endpoint, alternated")  # fmt: skip
     print(f"data: {observations:,} observations; freeze: " + ", ".join(f"{v} {k}" for k, v in sizes.items()))
-    print(f"list index {LIST_INDEX}: {'present' if args.list_index else 'absent'}")
     print(f"freeze check components: {', '.join(components)}")
     rates = {}
     for name, total in totals.items():

@@ -3,9 +3,12 @@ from __future__ import annotations
 import pghistory
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Func, Q, Value
+
+# observed_at AT TIME ZONE 'UTC': the newest-first list's order across every metric, indexed on its own
+# (observation_utc_time) and written the same way by metrics.observation_page.
+UTC_TIME = Func(Value("UTC"), F("observed_at"), function="timezone", output_field=models.DateTimeField())
 
 
 class System(models.Model):
@@ -250,11 +253,11 @@ class Observation(models.Model):
                 include=["system", "workload", "value"],
                 name="observation_definition_time",
             ),
-            # Time bands of the newest-first list across every metric (metrics.observation_bands);
-            # nearly free at ingest, unlike a B-tree on observed_at.
-            BrinIndex(
-                fields=["observed_at"], pages_per_range=32, autosummarize=True, name="observation_time_brin"
-            ),
+            # The newest-first list across every metric (metrics.observation_page): a B-tree on the UTC
+            # time, an expression no other query writes, so the planner cannot pick it for a metric's
+            # reads, where observation_definition_time is the right index (a plain B-tree on observed_at
+            # walked every newer row of other metrics for them).
+            models.Index(UTC_TIME, name="observation_utc_time"),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,12 @@ the cursor tokens and links are DRF's own. A page that comes back empty is then
 checked for an unknown `metric`, `system` or `workload` (a 400 naming it); a found page never needs
 that query.
 
+Across every metric (no `metric`) the page is ordered by `timezone('UTC', observed_at)`, the expression
+the observation_utc_time index holds, and each time bound is written on it too, so PostgreSQL reads the
+page from that index, starting at the cursor, partition by partition in a Merge Append (0.3 ms where
+time bands over BRIN took 1.4). With `metric` the page keeps plain observed_at and reads
+observation_definition_time: the expression index cannot tempt the planner there.
+
 `batch` (a model choice, validated by a query) and anything unexpected take the FilterSet path.
 """
 
@@ -24,7 +30,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 
 from core.errors import ApplicationError
 from core.replica import read_connection
-from metrics import observation_bands, selectors
+from metrics import selectors
 from metrics.models import MetricDefinition, System, Workload
 from metrics.refs import MetricRefError, metric_ref_parse
 
@@ -44,6 +50,10 @@ COLUMNS = f"definition_id, system_id, workload_id, value, unit, {POSITION}, run_
 # The list's order (metrics.selectors.observations_list) and its mirror image for `previous` pages.
 ORDER = "observed_at DESC, definition_id, system_id, workload_id, run_id"
 REVERSED_ORDER = "observed_at, definition_id DESC, system_id DESC, workload_id DESC, run_id DESC"
+# Across every metric: the same order on the indexed expression (metrics.models.UTC_TIME).
+UTC_TIME = "timezone('UTC', observed_at)"
+ACROSS_ORDER = f"{UTC_TIME} DESC, definition_id, system_id, workload_id, run_id"
+ACROSS_REVERSED_ORDER = f"{UTC_TIME}, definition_id DESC, system_id DESC, workload_id DESC, run_id DESC"
 FIELDS = ("definition_id", "system_id", "workload_id", "value", "unit", "observed_at", "run_id", "source", "tags", "batch_id")  # fmt: skip
 
 ACTIVE_DEFINITION = (
@@ -87,12 +97,9 @@ class KeysetPage:
     def __init__(self, filters: dict):
         self.conditions: list[str] = []
         self.params: list = []
+        self.bounds: list[tuple[str, datetime]] = []  # (operator, moment) on observed_at
         self.metric = filters.get("metric")
         self.reverse = False
-        # Where a page without `metric` starts reading time bands (metrics.observation_bands).
-        self.until = filters["until"].astimezone(UTC) if "until" in filters else None
-        self.since = filters["since"].astimezone(UTC) if "since" in filters else None
-        self.position: datetime | None = None
         if self.metric is not None:
             self._metric(self.metric)
         self.keys = {name: filters[name] for name in ("system", "workload") if name in filters}
@@ -100,9 +107,9 @@ class KeysetPage:
             if name in filters:
                 self._where(condition, filters[name])
         if "since" in filters:
-            self._where("observed_at >= %s", filters["since"].astimezone(UTC))
+            self._bound(">=", filters["since"])
         if "until" in filters:
-            self._where("observed_at < %s", filters["until"].astimezone(UTC))
+            self._bound("<", filters["until"])
         for name in ("run_id", "source"):
             if name in filters:
                 self._where(f"{name} = %s", filters[name])
@@ -110,6 +117,11 @@ class KeysetPage:
     def _where(self, condition: str, *params) -> None:
         self.conditions.append(condition)
         self.params.extend(params)
+
+    def _bound(self, operator: str, moment: datetime) -> None:
+        # In UTC: PostgreSQL refuses offsets Python accepts (+17:18), and a cursor's position is UTC.
+        utc = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        self.bounds.append((operator, utc))
 
     def _metric(self, ref: str) -> None:
         try:
@@ -135,8 +147,7 @@ class KeysetPage:
             moment = None
         if not isinstance(moment, datetime):
             raise NotFound("Invalid cursor")
-        self._where("observed_at < %s" if lookup == "observed_at__lt" else "observed_at > %s", moment)
-        self.position = moment
+        self._bound("<" if lookup == "observed_at__lt" else ">", moment)
         return self
 
     def __getitem__(self, window: slice) -> list[dict]:
@@ -155,35 +166,22 @@ class KeysetPage:
             if key is not None and not model.objects.filter(key=key).exists():
                 raise ApplicationError(f"Unknown {name} '{key}'.", status=400, field=name)
 
-    def anchor(self) -> datetime | None:
-        """The moment a page without `metric` reads time bands away from; None: read it plainly.
-
-        With `metric` the time index already yields the rows in order, newest first."""
-        if self.metric is not None:
-            return None
-        if self.position is not None:
-            return self.position
-        if self.reverse:
-            return self.since
-        now = datetime.now(UTC)
-        # Rows after the anchor are in the first band anyway: a far `until` must not start it in an
-        # empty future, leaving every row to the last band.
-        return min(self.until, now) if self.until is not None else now
-
     def rows(self, *, offset: int, limit: int) -> list[dict]:
-        where = " AND ".join(self.conditions) or "TRUE"
-        order = REVERSED_ORDER if self.reverse else ORDER
-        anchor = self.anchor()
-        if anchor is None:
-            sql = (
-                f"SELECT {COLUMNS} FROM metrics_observation WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s"
-            )
-            params = [*self.params, limit, offset]
+        conditions, params = list(self.conditions), list(self.params)
+        across_metrics = self.metric is None
+        for operator, moment in self.bounds:
+            conditions.append(f"observed_at {operator} %s")  # prunes the months' partitions
+            params.append(moment)
+            if across_metrics:  # where the index scan starts and stops
+                conditions.append(f"{UTC_TIME} {operator} timezone('UTC', %s::timestamptz)")
+                params.append(moment)
+        if across_metrics:
+            order = ACROSS_REVERSED_ORDER if self.reverse else ACROSS_ORDER
         else:
-            sql, params = observation_bands.banded(
-                f"SELECT {COLUMNS} FROM metrics_observation", where, self.params, order,
-                descending=not self.reverse, anchor=anchor, offset=offset, limit=limit,
-            )  # fmt: skip
+            order = REVERSED_ORDER if self.reverse else ORDER
+        where = " AND ".join(conditions) or "TRUE"
+        sql = f"SELECT {COLUMNS} FROM metrics_observation WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s"
+        params += [limit, offset]
         with read_connection().cursor() as cursor:
             cursor.execute(sql, params)
             found = cursor.fetchall()

@@ -1,8 +1,8 @@
-"""The newest-first list without `metric` reads time bands nearest its cursor first
-(metrics.observation_bands): every page, forwards and back, is the plain ORDER BY query's page
-whatever the rows' spread in time — future rows, ties, months apart, years apart in DEFAULT — rows
-arriving between pages are neither lost nor repeated, and a page of recent rows reads only its
-first bands, through the BRIN index every partition has."""
+"""The newest-first list without `metric` reads the observation_utc_time index (metrics.observation_page):
+every page, forwards and back, is the plain ORDER BY query's page whatever the rows' spread in time —
+future rows, ties, months apart, years apart in DEFAULT — rows arriving between pages are neither lost
+nor repeated, a page reads its rows from the index starting at its cursor (no sort of the table, newer
+months pruned), and a metric's page never reads that index."""
 
 from __future__ import annotations
 
@@ -114,19 +114,10 @@ def test_filtered_pages_are_the_plain_querys(client, spread, params):
     walk(client, {**params, "page_size": 2})
 
 
-def test_a_window_in_the_past_starts_its_bands_at_until(client, spread):
+def test_a_window_in_the_past(client, spread):
     until = (timezone.now() - timedelta(days=30)).isoformat()
     pages = walk(client, {"until": until, "page_size": 2})
     assert sum(len(page["results"]) for page in pages) == 4  # -45 d, -100 d, -400 d, -4000 d
-
-
-def test_a_far_until_starts_the_bands_at_now(client, spread):
-    with CaptureQueriesContext(connection) as queries:
-        body = client.get(URL, {"until": "2100-01-01T00:00:00Z", "page_size": 3}).json()
-    assert len(body["results"]) == 3
-    (page_sql,) = [q["sql"] for q in queries.captured_queries if "metrics_observation" in q["sql"]]
-    loops = [band["Actual Loops"] for band in analyzed_plan(page_sql)["Plans"][0]["Plans"]]
-    assert loops[0] == 1 and loops[1:] == [0] * (len(loops) - 1)
 
 
 def test_rows_arriving_between_pages_are_neither_lost_nor_repeated(client, spread):
@@ -155,46 +146,81 @@ def analyzed_plan(sql: str) -> dict:
     return (plan[0] if isinstance(plan, list) else plan)["Plan"]
 
 
-def test_a_page_of_recent_rows_reads_only_its_first_bands(client, spread):
-    with CaptureQueriesContext(connection) as queries:
-        body = client.get(URL, {"page_size": 3}).json()
-    assert len(body["results"]) == 3  # +3 days, -1 min, -10 min: the first band holds them all
-    (page_sql,) = [q["sql"] for q in queries.captured_queries if "metrics_observation" in q["sql"]]
-
-    append = analyzed_plan(page_sql)["Plans"][0]
-    assert append["Node Type"] == "Append"
-    loops = [band["Actual Loops"] for band in append["Plans"]]
-    assert loops[0] == 1 and loops[1:] == [0] * (len(loops) - 1)  # the later bands never ran
-
-    # The first band reads this month's partition, the ones ahead and DEFAULT: older months are pruned.
-    relations = set()
-
-    def walk_plan(node):
-        if "Relation Name" in node:
-            relations.add(node["Relation Name"])
-        for child in node.get("Plans", []):
-            walk_plan(child)
-
-    walk_plan(append["Plans"][0])
-    this_month = f"metrics_observation_y{timezone.now():%Ym%m}"
-    older = {name for name in partitions_existing() if "_y" in name and name < this_month}
-    assert older  # the fixture made the four months before this one
-    assert relations and not relations & older
+def plan_nodes(sql: str) -> list[dict]:
+    """Every node of the statement's executed plan."""
+    nodes, todo = [], [analyzed_plan(sql)]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        todo.extend(node.get("Plans", []))
+    return nodes
 
 
-def brin_children() -> dict[str, str]:
+def utc_time_indexes() -> set[str]:
+    """observation_utc_time and its partitions' own indexes."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT i.indrelid::regclass::text, am.amname FROM pg_inherits h"
-            " JOIN pg_index i ON i.indexrelid = h.inhrelid JOIN pg_class c ON c.oid = i.indexrelid"
-            " JOIN pg_am am ON am.oid = c.relam WHERE h.inhparent = 'observation_time_brin'::regclass"
+            "SELECT c.relname FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid"
+            " WHERE h.inhparent = 'observation_utc_time'::regclass"
         )
-        return dict(cursor.fetchall())
+        return {name for (name,) in cursor.fetchall()} | {"observation_utc_time"}
 
 
-def test_every_partition_has_the_brin_index_even_one_made_later(db):
+def page_sql(client, url: str, query: dict | None = None) -> str:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, query)
+    assert response.status_code == 200
+    (sql,) = [q["sql"] for q in queries.captured_queries if "metrics_observation" in q["sql"]]
+    return sql
+
+
+def bulk(ref, count: int) -> None:
+    """`count` rows over the 20 days before now, as ingest leaves a month's partition; analysed."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at,"
+            " run_id, source, tags) SELECT %s, %s, %s, i, 'ms', now() - interval '20 days' * i / %s,"
+            " 'bulk', '', '{}' FROM generate_series(1, %s) AS i",
+            [ref["latency"].pk, ref["legacy"].pk, ref["medium"].pk, count, count],
+        )
+        cursor.execute("ANALYZE metrics_observation")
+
+
+def test_a_page_across_metrics_reads_the_index_from_its_cursor(client, spread):
+    bulk(spread, 20_000)  # enough that reading the table would show
+    first = client.get(URL, {"page_size": 3}).json()
+    nodes = plan_nodes(page_sql(client, first["next"]))
+
+    scans = [node for node in nodes if "Relation Name" in node]
+    assert scans and all(node["Node Type"] == "Index Scan" for node in scans), [n["Node Type"] for n in scans]
+    assert {node["Index Name"] for node in scans} <= utc_time_indexes()
+    assert not [node for node in nodes if node["Node Type"] == "Sort"]  # only ties are sorted (Incremental)
+    assert sum(node["Actual Rows"] for node in scans) <= 3 + 1 + len(scans)  # the page, not the table
+
+    # The cursor lies a few minutes back: the months after it are pruned.
+    later = {
+        name
+        for name in partitions_existing()
+        if "_y" in name and name > f"metrics_observation_y{timezone.now():%Ym%m}"
+    }
+    assert later
+    assert not later & {node["Relation Name"] for node in scans}
+
+
+def test_a_metrics_page_reads_its_own_index_not_the_utc_time_one(client, spread):
+    bulk(spread, 20_000)
+    nodes = plan_nodes(page_sql(client, URL, {"metric": "latency", "page_size": 3}))
+    used = {node.get("Index Name") for node in nodes if "Relation Name" in node}
+    assert used and not used & utc_time_indexes()
+
+
+def test_every_partition_has_the_utc_time_index_even_one_made_later(db):
     made = observations_partitions_create(now=datetime(2040, 1, 1, tzinfo=UTC))
     assert made
-    children = brin_children()
-    assert set(children) == set(partitions_existing())
-    assert set(children.values()) == {"brin"}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT i.indrelid::regclass::text FROM pg_inherits h JOIN pg_index i ON i.indexrelid = h.inhrelid"
+            " WHERE h.inhparent = 'observation_utc_time'::regclass"
+        )
+        children = {name for (name,) in cursor.fetchall()}
+    assert children == set(partitions_existing())
