@@ -218,7 +218,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     # JSON only: the browsable API (forms for every endpoint) is added by config.settings.local alone.
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.FastJSONRenderer"],
     # How many trusted reverse proxies append to X-Forwarded-For. 0: the client address is REMOTE_ADDR
     # and the header is ignored, since anyone can send it (see core/api/throttling.py).
     "NUM_PROXIES": env.int("NUM_PROXIES", default=0),

@@ -14,7 +14,7 @@ EMAIL_FILE_PATH = BASE_DIR / ".data" / "mail"
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
+        "core.api.renderers.FastJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
 }
