@@ -80,7 +80,7 @@ def test_production_uses_the_shared_cache_json_only_api_and_no_forwarded_for():
     assert result.returncode == 0, result.stderr
     backend, renderers, proxies_and_eager = result.stdout.splitlines()
     assert backend == "django.core.cache.backends.redis.RedisCache"
-    assert renderers == "['rest_framework.renderers.JSONRenderer']"
+    assert renderers == "['core.api.renderers.FastJSONRenderer']"
     assert proxies_and_eager == "0 False"
 
 
