@@ -224,3 +224,16 @@ def test_every_partition_has_the_utc_time_index_even_one_made_later(db):
         )
         children = {name for (name,) in cursor.fetchall()}
     assert children == set(partitions_existing())
+
+
+def test_a_page_the_near_days_fill_is_one_query_else_two(client, spread):
+    bulk(spread, 2_000)  # the last 20 days
+
+    def queries(query: dict) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(URL, query).status_code == 200
+        return len([q for q in captured.captured_queries if "metrics_observation" in q["sql"]])
+
+    assert queries({"page_size": 50}) == 1
+    # Forty days back the NEAR days hold only the rows of -45 d; the rest lies years back.
+    assert queries({"page_size": 5, "until": (timezone.now() - timedelta(days=40)).isoformat()}) == 2

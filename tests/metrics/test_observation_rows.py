@@ -51,7 +51,9 @@ def test_a_page_runs_the_same_queries_whatever_its_size(as_user, viewer, stored,
 
     client.get(URL, params)  # the names are cached from here on
     small, large = count(2), count(50)
-    assert small == large <= 2  # the page (and the metric filter's definition)
+    # The page; across metrics a page the NEAR days cannot fill asks again over all time (here 30 rows
+    # fill a page of 2, not one of 50: metrics.observation_page). Never a query per row.
+    assert small <= large <= 2
 
 
 def test_an_empty_page_is_an_empty_list(as_user, viewer, stored):
