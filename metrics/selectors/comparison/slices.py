@@ -53,13 +53,16 @@ GROUP BY 1, 2, 3, 4
 
 # Which workloads an unsliced comparison without a workload pools: one probe per workload on the
 # (definition, system, workload) prefix of the primary key, so it stops at each workload's first row.
+# A LATERAL subquery with LIMIT 1, not EXISTS: PostgreSQL turned EXISTS into a hash semi-join that read
+# every row of the metric (226 ms at 1M rows, 1.2 s at 10M, against 0.5 ms).
 POOLED_WORKLOADS_SQL = """
 SELECT w.key, w.size FROM metrics_workload w
-WHERE EXISTS (
+CROSS JOIN LATERAL (
     SELECT 1 FROM metrics_observation o
     WHERE o.definition_id = %(definition)s AND o.system_id IN (%(baseline)s, %(candidate)s)
       AND o.workload_id = w.id {filters}
-)
+    LIMIT 1
+) AS found
 ORDER BY w.key
 """
 
