@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from metrics.models import System, Workload
 from metrics.partitions import observations_partitions_create
-from metrics.selectors.comparison.sql import SAMPLES_SQL, _filters, sides_fetch
+from metrics.selectors.comparison.sql import SAMPLES_SQL, sides_fetch, window_filters
 
 WINDOW_DAYS, WINDOW_ROWS, HISTORY_DAYS = 30, 20_000, 335
 FILL_SQL = """
@@ -80,7 +80,7 @@ def main() -> None:
     client.force_login(User.objects.get(username="bench-ingest"))
     list_url = "/api/v1/observations/"
     list_query = {"metric": BENCH_METRIC, "since": since.isoformat(), "until": until.isoformat()}
-    filters, window_params = _filters(None, since, until)
+    filters, window_params = window_filters(None, since, until)
     window_params.update(definition=definition.pk, baseline=legacy.pk, candidate=rebuilt.pk)
 
     def window():
