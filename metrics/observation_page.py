@@ -1,4 +1,4 @@
-"""The observations list's page as one SQL statement, for the filters scripts send.
+"""The observations list's page as one SQL statement (two at most, across metrics), for the filters scripts send.
 
 Through the ORM a page cost more than its query: a FilterSet built per request, the metric resolved
 by a query of its own, a join for a system or workload key (which PostgreSQL ran before the sort,
