@@ -383,8 +383,8 @@ def demo_load(*, users, stdout) -> None:
     rng = random.Random(20261129)
     rows = _observation_rows(rng) + _shadow_rows(rng)
     # In the order live ingest would have written them over the two months, not series by series:
-    # the table's physical order then follows time, as in a real deployment, which is what the
-    # newest-first list's BRIN index relies on (metrics.observation_bands).
+    # the table's physical order then follows time, as in a real deployment, so time-window reads
+    # touch the pages a live table's would.
     rows.sort(key=itemgetter("observed_at"))
     for start in range(0, len(rows), 10_000):
         observations_ingest_rows(rows=rows[start : start + 10_000], actor=users["ingest"], source="demo")
