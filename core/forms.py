@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from django import forms
 
@@ -34,11 +34,19 @@ Result = TypeVar("Result")
 
 @dataclass(frozen=True)
 class Submission(Generic[Result]):
-    """What became of a page form: `ok` with the service's `result`, or the `status` to answer with."""
+    """What became of a page form: `ok` with the service's result (`value`), or the `status` to answer with."""
 
     ok: bool
     status: int
     result: Result | None = None
+
+    @property
+    def value(self) -> Result:
+        """The service's result, typed as present: only an `ok` submission has one, so asking a refused
+        one is a bug in the view, not a state to handle."""
+        if not self.ok:
+            raise ValueError(f"a refused submission ({self.status}) has no result")
+        return cast(Result, self.result)
 
 
 def form_submit(

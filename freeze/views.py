@@ -102,8 +102,7 @@ def levels_edit(request, window_id: int):
         ),
     )
     if sent.ok:
-        changed = sent.result
-        assert changed is not None  # ok: freeze_levels_set returned the count
+        changed = sent.value
         messages.success(request, _changed_message(changed, window))
         return redirect("freeze:window", window_id=window.pk)
     return _levels_page(request, window, form=form, status=sent.status)

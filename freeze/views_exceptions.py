@@ -95,8 +95,7 @@ def exception_new(request):
     if request.method == "POST":
         sent = form_submit(form, lambda data: services.exception_create(actor=request.user, **data))
         if sent.ok:
-            exception = sent.result
-            assert exception is not None  # ok: exception_create returned it
+            exception = sent.value
             messages.success(request, "Draft saved. Submit it when it is ready for review.")
             return redirect("freeze:exception", pk=exception.pk)
         status = sent.status

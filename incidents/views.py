@@ -99,8 +99,7 @@ def incident_new(request):
     )
     if not sent.ok:
         return _list_render(request, form, sent.status)
-    incident = sent.result
-    assert incident is not None  # ok: incident_file returned it
+    incident = sent.value
     messages.success(request, f"Incident #{incident.pk} filed; the owner team was told.")
     return redirect("incidents:detail", incident.pk)
 

@@ -62,8 +62,7 @@ def definition_register_page(request):
             form, lambda _: services.definition_register(actor=request.user, data=form.definition_data())
         )
         if sent.ok:
-            definition = sent.result
-            assert definition is not None  # ok: definition_register returned it
+            definition = sent.value
             messages.success(
                 request,
                 f"Registered {definition.ref} as a draft. Push observations to '{definition.ref}' "

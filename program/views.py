@@ -50,8 +50,7 @@ def program_new(request):
             form, lambda _: services.program_create(actor=request.user, **form.service_kwargs())
         )
         if sent.ok:
-            program = sent.result
-            assert program is not None  # ok: program_create returned it
+            program = sent.value
             messages.success(request, f"Created {program.name} from {program.template}.")
             return redirect("program:detail", slug=program.slug)
         status = sent.status

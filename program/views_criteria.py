@@ -40,8 +40,7 @@ def criterion_add(request, pk: int):
         fallback_field="name",
     )
     if sent.ok:
-        criterion = sent.result
-        assert criterion is not None  # ok: criterion_add returned it
+        criterion = sent.value
         _evaluate(request, gate)
         messages.success(request, f"Added “{criterion.name}” and evaluated the gate again.")
         return gate_answer(request, gate)

@@ -73,7 +73,7 @@ def program_advance(request, slug: str):
         )
         if sent.ok:
             # The result is the phase now active; None when the last phase was completed.
-            phase = sent.result
+            phase = sent.value
             messages.success(request, f"Now in {phase.name}." if phase else f"{program.name} completed.")
             return redirect("program:detail", slug=slug)
         status = sent.status
