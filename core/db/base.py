@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import select
 
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
+
+from core.db.prepared import GENERIC_PLANS, PreparedCursor
 
 
 def peer_closed(connection) -> bool:
@@ -32,7 +34,34 @@ def peer_closed(connection) -> bool:
         return True
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor, sql, params):
+        # A prepared statement keeps no text of its own: log it as Django logs its own statements,
+        # with the values written in.
+        if isinstance(cursor, PreparedCursor):
+            return self.compose_sql(sql, params)
+        return super().last_executed_query(cursor, sql, params)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
+    def _configure_connection(self, connection):
+        # Once per new connection (the pool's configure hook, or a connection without a pool): the
+        # prepared cursor's statements run with generic plans (core.db.prepared).
+        super()._configure_connection(connection)
+        with connection.cursor() as cursor:
+            cursor.execute(GENERIC_PLANS)
+        return True  # outside autocommit, the SET holds once committed
+
+    def prepared_cursor(self):
+        """A cursor like `cursor()` (logged, wrapped in Django's errors) that prepares its statements on
+        the server, run with generic plans: only for statements whose plan fits every value."""
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            return self._prepare_cursor(PreparedCursor(self.connection))
+
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
         pool = self.pool

@@ -237,3 +237,66 @@ def test_a_page_the_near_days_fill_is_one_query_else_two(client, spread):
     assert queries({"page_size": 50}) == 1
     # Forty days back the NEAR days hold only the rows of -45 d; the rest lies years back.
     assert queries({"page_size": 5, "until": (timezone.now() - timedelta(days=40)).isoformat()}) == 2
+
+
+def prepared_statements() -> list[tuple[str, str, int, int]]:
+    """The observation statements this connection has prepared: (name, text, generic plans, custom plans)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE %s",
+            ["%FROM metrics_observation%"],
+        )
+        return cursor.fetchall()
+
+
+def test_the_first_page_across_metrics_runs_one_generic_plan_that_prunes_the_months_as_it_starts(
+    client, spread
+):
+    bulk(spread, 20_000)
+    for _ in range(3):
+        assert client.get(URL, {"page_size": 3}).status_code == 200
+
+    ((name, text, generic, custom),) = prepared_statements()
+    assert (generic, custom) == (3, 0)  # planned once, then run without planning
+    assert "observed_at >= $1" in text and "observed_at <" not in text  # the NEAR days' edge
+
+    # Run as the connection runs it: one plan for any edge, the months outside it pruned when the executor
+    # starts (a custom plan prunes while planning and shows no such count).
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
+        edge = timezone.now() - timedelta(days=31)
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}(%s, %s, 4, 0)", [edge, edge])
+        plan = cursor.fetchone()[0]
+    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        todo.extend(node.get("Plans", []))
+    (merge,) = [node for node in nodes if node["Node Type"] == "Merge Append"]
+    assert merge["Subplans Removed"] > 0  # the months before the edge
+    scans = [node for node in nodes if "Relation Name" in node]
+    assert scans and {node["Index Name"] for node in scans} <= utc_time_indexes()
+    assert sum(node["Actual Rows"] for node in scans) <= 4 + len(scans)  # the page, not the table
+
+
+def test_a_cursors_page_is_planned_for_its_bounds(client, spread):
+    """Between two bounds a generic plan guesses 0.5 % of the table and, on this one, sorts it all."""
+    bulk(spread, 20_000)
+    first = client.get(URL, {"page_size": 3}).json()
+    client.get(first["next"])
+    assert [text for _, text, _, _ in prepared_statements() if "observed_at <" in text] == []
+
+
+@pytest.mark.parametrize("query", [{"metric": "latency"}, {"system": "rebuilt"}, {"run_id": "r1"}])
+def test_a_page_with_other_filters_is_planned_for_its_values(client, spread, query):
+    """Their best plan may depend on the value asked (a rare system, a skewed run): never prepared."""
+    assert client.get(URL, {**query, "page_size": 3}).status_code == 200
+    assert prepared_statements() == []
+
+
+def test_the_prepared_page_is_logged_with_its_values(client, spread):
+    sql = page_sql(client, URL, {"page_size": 3})
+    assert "%s" not in sql and "$1" not in sql
+    assert "LIMIT 4 OFFSET 0" in sql
