@@ -156,14 +156,19 @@ def plan_nodes(sql: str) -> list[dict]:
     return nodes
 
 
-def utc_time_indexes() -> set[str]:
-    """observation_utc_time and its partitions' own indexes."""
+def partitioned_index(name: str) -> set[str]:
+    """A partitioned index and its partitions' own indexes."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid"
-            " WHERE h.inhparent = 'observation_utc_time'::regclass"
+            " WHERE h.inhparent = %s::regclass",
+            [name],
         )
-        return {name for (name,) in cursor.fetchall()} | {"observation_utc_time"}
+        return {name for (name,) in cursor.fetchall()} | {name}
+
+
+def utc_time_indexes() -> set[str]:
+    return partitioned_index("observation_utc_time")
 
 
 def page_sql(client, url: str, query: dict | None = None) -> str:
@@ -289,11 +294,42 @@ def test_a_cursors_page_is_planned_for_its_bounds(client, spread):
     assert [text for _, text, _, _ in prepared_statements() if "observed_at <" in text] == []
 
 
-@pytest.mark.parametrize("query", [{"metric": "latency"}, {"system": "rebuilt"}, {"run_id": "r1"}])
-def test_a_page_with_other_filters_is_planned_for_its_values(client, spread, query):
-    """Their best plan may depend on the value asked (a rare system, a skewed run): never prepared."""
+@pytest.mark.parametrize(
+    "query", [{"run_id": "r1"}, {"source": "demo"}, {"metric": "latency", "run_id": "r1"}]
+)
+def test_a_page_filtered_by_a_written_value_is_planned_for_it(client, spread, query):
+    """run_id and source are written into the statement, where a plan may depend on them: never prepared."""
     assert client.get(URL, {**query, "page_size": 3}).status_code == 200
     assert prepared_statements() == []
+
+
+def test_a_metrics_first_page_is_prepared_and_reads_the_metrics_time_index(client, spread):
+    """metric, system and workload are looked up by subqueries, whose values no plan knows: one plan."""
+    bulk(spread, 20_000)
+    system, workload = spread["legacy"].key, spread["medium"].key
+    query = {"metric": "latency", "system": system, "workload": workload, "page_size": 3}
+    for _ in range(2):
+        assert client.get(URL, query).status_code == 200
+
+    ((name, text, generic, custom),) = prepared_statements()
+    assert (generic, custom) == (2, 0)
+    assert "definition_id = (SELECT id FROM metrics_metricdefinition WHERE key = $1" in text
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}('latency', 'active', %s, %s, 4, 0)",
+            [system, workload],
+        )
+        plan = cursor.fetchone()[0]
+    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        todo.extend(node.get("Plans", []))
+    scans = [node for node in nodes if node.get("Relation Name", "").startswith("metrics_observation")]
+    assert scans and {node.get("Index Name") for node in scans} <= partitioned_index(
+        "observation_definition_time"
+    )
+    assert sum(node["Actual Rows"] for node in scans) <= 4 + len(scans)  # the page, not the metric's rows
 
 
 def test_the_prepared_page_is_logged_with_its_values(client, spread):
