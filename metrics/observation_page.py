@@ -231,7 +231,8 @@ class KeysetPage:
         # cursor's page), a generic plan must guess how many rows lie between the bounds (0.5 % of the
         # table), and on a table of some 20,000 rows that guess chose sorting all of them over the index;
         # those pages, and run_id or source, whose best plan may depend on the value, are planned each time.
-        generic = not self.values_in_plan and len({op[0] for op, _ in bounds}) <= 1
+        directions = {operator[0] for operator, _ in bounds}  # '<' or '>'
+        generic = not self.values_in_plan and len(directions) <= 1
         with connection.prepared_cursor() if generic else connection.cursor() as cursor:  # type: ignore[attr-defined]
             cursor.execute(sql, params)
             found = cursor.fetchall()
