@@ -18,7 +18,8 @@ partition (0.36 ms a page at 7 partitions, 0.65 ms at 17), so the page first ask
 next to its cursor (or now): their rows come first in the page's order, so a full page from them is the
 page; only a page they cannot fill asks again over all time (a second query, on sparse data). With
 `metric` the page keeps plain observed_at and reads observation_definition_time: the expression index
-cannot tempt the planner there.
+cannot tempt the planner there. A page bounded in time on one side only, whose other filters are keys
+looked up by subquery, is prepared and runs one generic plan (core.db.prepared): no planning per page.
 
 `batch` (a model choice, validated by a query) and anything unexpected take the FilterSet path.
 """
