@@ -241,7 +241,10 @@ def test_a_page_the_near_days_fill_is_one_query_else_two(client, spread):
 
     assert queries({"page_size": 50}) == 1
     # Forty days back the NEAR days hold only the rows of -45 d; the rest lies years back.
-    assert queries({"page_size": 5, "until": (timezone.now() - timedelta(days=40)).isoformat()}) == 2
+    until = (timezone.now() - timedelta(days=40)).isoformat()
+    assert queries({"page_size": 5, "until": until, "since": "2000-01-01T00:00:00Z"}) == 2
+    # `until` alone bounds the page on one side: one generic plan, no NEAR days, one query.
+    assert queries({"page_size": 5, "until": until}) == 1
 
 
 def prepared_statements() -> list[tuple[str, str, int, int]]:
@@ -253,6 +256,22 @@ def prepared_statements() -> list[tuple[str, str, int, int]]:
             ["%FROM metrics_observation%"],
         )
         return cursor.fetchall()
+
+
+def prepared_plan_nodes(name: str, params: list) -> list[dict]:
+    """Every node of the prepared statement's plan, run as the connection runs it (generic)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
+        placeholders = ", ".join(["%s"] * len(params))
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}({placeholders})", params)
+        plan = cursor.fetchone()[0]
+    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        todo.extend(node.get("Plans", []))
+    return nodes
 
 
 def test_the_first_page_across_metrics_runs_one_generic_plan_that_prunes_the_months_as_it_starts(
@@ -268,17 +287,8 @@ def test_the_first_page_across_metrics_runs_one_generic_plan_that_prunes_the_mon
 
     # Run as the connection runs it: one plan for any edge, the months outside it pruned when the executor
     # starts (a custom plan prunes while planning and shows no such count).
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW plan_cache_mode")
-        assert cursor.fetchone()[0] == "force_generic_plan"
-        edge = timezone.now() - timedelta(days=31)
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}(%s, %s, 4, 0)", [edge, edge])
-        plan = cursor.fetchone()[0]
-    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        todo.extend(node.get("Plans", []))
+    edge = timezone.now() - timedelta(days=31)
+    nodes = prepared_plan_nodes(name, [edge, edge, 4, 0])
     (merge,) = [node for node in nodes if node["Node Type"] == "Merge Append"]
     assert merge["Subplans Removed"] > 0  # the months before the edge
     scans = [node for node in nodes if "Relation Name" in node]
@@ -286,12 +296,33 @@ def test_the_first_page_across_metrics_runs_one_generic_plan_that_prunes_the_mon
     assert sum(node["Actual Rows"] for node in scans) <= 4 + len(scans)  # the page, not the table
 
 
-def test_a_cursors_page_is_planned_for_its_bounds(client, spread):
-    """Between two bounds a generic plan guesses 0.5 % of the table and, on this one, sorts it all."""
+def test_a_cursors_page_runs_one_generic_plan_from_its_cursor(client, spread):
+    """Not planned, it needs no NEAR days: bounded only by its cursor, it stays one-sided."""
     bulk(spread, 20_000)
     first = client.get(URL, {"page_size": 3}).json()
-    client.get(first["next"])
-    assert [text for _, text, _, _ in prepared_statements() if "observed_at <" in text] == []
+    sql = page_sql(client, first["next"])
+    assert "observed_at <" in sql and "observed_at >=" not in sql  # no NEAR edge
+
+    ((name, _, generic, custom),) = [s for s in prepared_statements() if "observed_at <" in s[1]]
+    assert (generic, custom) == (1, 0)
+    position = timezone.now() - timedelta(days=3)  # within the bulk rows: most of them lie before it
+    nodes = prepared_plan_nodes(name, [position, position, 4, 0])
+    (merge,) = [node for node in nodes if node["Node Type"] == "Merge Append"]
+    assert merge["Subplans Removed"] > 0  # the months after the cursor
+    scans = [node for node in nodes if "Relation Name" in node]
+    assert scans and {node["Index Name"] for node in scans} <= utc_time_indexes()
+    assert sum(node["Actual Rows"] for node in scans) <= 4 + len(scans)  # the page, not the table
+
+
+def test_a_page_bounded_on_both_sides_is_planned_for_its_bounds(client, spread):
+    """Between two bounds a generic plan guesses 0.5 % of the table, and on this one sorts it all."""
+    bulk(spread, 20_000)
+    since, until = timezone.now() - timedelta(days=10), timezone.now() - timedelta(days=1)
+    assert (
+        client.get(URL, {"since": since.isoformat(), "until": until.isoformat(), "page_size": 3}).status_code
+        == 200
+    )
+    assert prepared_statements() == []
 
 
 @pytest.mark.parametrize(
@@ -314,17 +345,7 @@ def test_a_metrics_first_page_is_prepared_and_reads_the_metrics_time_index(clien
     ((name, text, generic, custom),) = prepared_statements()
     assert (generic, custom) == (2, 0)
     assert "definition_id = (SELECT id FROM metrics_metricdefinition WHERE key = $1" in text
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}('latency', 'active', %s, %s, 4, 0)",
-            [system, workload],
-        )
-        plan = cursor.fetchone()[0]
-    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        todo.extend(node.get("Plans", []))
+    nodes = prepared_plan_nodes(name, ["latency", "active", system, workload, 4, 0])
     scans = [node for node in nodes if node.get("Relation Name", "").startswith("metrics_observation")]
     assert scans and {node.get("Index Name") for node in scans} <= partitioned_index(
         "observation_definition_time"
