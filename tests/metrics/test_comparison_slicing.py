@@ -12,6 +12,7 @@ from django.utils import timezone
 from scipy import stats
 
 from metrics.models import Observation
+from tests.explain import plan_nodes_of
 
 URL = "/api/v1/comparisons/"
 BASE = {"metric": "latency", "baseline": "legacy", "candidate": "rebuilt", "statistic": "mean"}
@@ -202,12 +203,7 @@ def test_the_pooled_workloads_are_probed_one_row_each_not_read_whole(ref):
             "candidate": ref["rebuilt"].pk,
         }
         cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + POOLED_WORKLOADS_SQL.format(filters=""), params)
-        plan = cursor.fetchone()[0]
-    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        todo.extend(node.get("Plans", []))
+        nodes = plan_nodes_of(cursor.fetchone()[0])
     limits = [node for node in nodes if node["Node Type"] == "Limit"]
     assert limits and all(node["Actual Rows"] <= 1 for node in limits)
     scanned = sum(node["Actual Rows"] * node["Actual Loops"] for node in nodes if "Relation Name" in node

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from metrics.models import Observation
 from metrics.partitions import month_add, month_start, observations_partitions_create, partitions_existing
+from tests.explain import plan_nodes_of
 from tests.metrics.factories import reference_data
 from tests.metrics.test_observation_page import reference_page
 
@@ -139,21 +140,11 @@ def test_rows_arriving_between_pages_are_neither_lost_nor_repeated(client, sprea
     assert moments == sorted(moments, reverse=True)
 
 
-def analyzed_plan(sql: str) -> dict:
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
-        plan = cursor.fetchone()[0]
-    return (plan[0] if isinstance(plan, list) else plan)["Plan"]
-
-
 def plan_nodes(sql: str) -> list[dict]:
     """Every node of the statement's executed plan."""
-    nodes, todo = [], [analyzed_plan(sql)]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        todo.extend(node.get("Plans", []))
-    return nodes
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
+        return plan_nodes_of(cursor.fetchone()[0])
 
 
 def partitioned_index(name: str) -> set[str]:
@@ -265,13 +256,17 @@ def prepared_plan_nodes(name: str, params: list) -> list[dict]:
         assert cursor.fetchone()[0] == "force_generic_plan"
         placeholders = ", ".join(["%s"] * len(params))
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name}({placeholders})", params)
-        plan = cursor.fetchone()[0]
-    nodes, todo = [], [(plan[0] if isinstance(plan, list) else plan)["Plan"]]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        todo.extend(node.get("Plans", []))
-    return nodes
+        return plan_nodes_of(cursor.fetchone()[0])
+
+
+def assert_reads_the_page_from_the_utc_time_index(nodes: list[dict], limit: int) -> None:
+    """Months outside the bound pruned as the executor started (a custom plan prunes while planning and
+    shows no such count), and the time index read for the page, not the table."""
+    (merge,) = [node for node in nodes if node["Node Type"] == "Merge Append"]
+    assert merge["Subplans Removed"] > 0
+    scans = [node for node in nodes if "Relation Name" in node]
+    assert scans and {node["Index Name"] for node in scans} <= utc_time_indexes()
+    assert sum(node["Actual Rows"] for node in scans) <= limit + len(scans)
 
 
 def test_the_first_page_across_metrics_runs_one_generic_plan_that_prunes_the_months_as_it_starts(
@@ -285,15 +280,9 @@ def test_the_first_page_across_metrics_runs_one_generic_plan_that_prunes_the_mon
     assert (generic, custom) == (3, 0)  # planned once, then run without planning
     assert "observed_at >= $1" in text and "observed_at <" not in text  # the NEAR days' edge
 
-    # Run as the connection runs it: one plan for any edge, the months outside it pruned when the executor
-    # starts (a custom plan prunes while planning and shows no such count).
+    # Run as the connection runs it: one plan for any edge; the months before it are pruned.
     edge = timezone.now() - timedelta(days=31)
-    nodes = prepared_plan_nodes(name, [edge, edge, 4, 0])
-    (merge,) = [node for node in nodes if node["Node Type"] == "Merge Append"]
-    assert merge["Subplans Removed"] > 0  # the months before the edge
-    scans = [node for node in nodes if "Relation Name" in node]
-    assert scans and {node["Index Name"] for node in scans} <= utc_time_indexes()
-    assert sum(node["Actual Rows"] for node in scans) <= 4 + len(scans)  # the page, not the table
+    assert_reads_the_page_from_the_utc_time_index(prepared_plan_nodes(name, [edge, edge, 4, 0]), limit=4)
 
 
 def test_a_cursors_page_runs_one_generic_plan_from_its_cursor(client, spread):
@@ -306,12 +295,10 @@ def test_a_cursors_page_runs_one_generic_plan_from_its_cursor(client, spread):
     ((name, _, generic, custom),) = [s for s in prepared_statements() if "observed_at <" in s[1]]
     assert (generic, custom) == (1, 0)
     position = timezone.now() - timedelta(days=3)  # within the bulk rows: most of them lie before it
-    nodes = prepared_plan_nodes(name, [position, position, 4, 0])
-    (merge,) = [node for node in nodes if node["Node Type"] == "Merge Append"]
-    assert merge["Subplans Removed"] > 0  # the months after the cursor
-    scans = [node for node in nodes if "Relation Name" in node]
-    assert scans and {node["Index Name"] for node in scans} <= utc_time_indexes()
-    assert sum(node["Actual Rows"] for node in scans) <= 4 + len(scans)  # the page, not the table
+    # The months after the cursor are pruned.
+    assert_reads_the_page_from_the_utc_time_index(
+        prepared_plan_nodes(name, [position, position, 4, 0]), limit=4
+    )
 
 
 def test_a_page_bounded_on_both_sides_is_planned_for_its_bounds(client, spread):
