@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from scipy import stats
 
-from metrics.models import Observation
+from metrics.models import Observation, Workload
+from metrics.selectors.comparison.slices import POOLED_WORKLOADS_SQL
 from tests.explain import plan_nodes_of
 
 URL = "/api/v1/comparisons/"
@@ -185,9 +186,6 @@ def test_the_pooled_workloads_are_probed_one_row_each_not_read_whole(ref):
     hash semi-join for EXISTS (226 ms at 1M rows; these 200,000 rows show it) and, for a bare LIMIT 1,
     a sequential scan that read every row for a workload without any (0.8 s at 10M rows, seen only at
     that size, in `make bench`)."""
-    from metrics.models import Workload
-    from metrics.selectors.comparison.slices import POOLED_WORKLOADS_SQL
-
     Workload.objects.create(key="idle", name="No rows", size="small", criticality="peripheral")
     with connection.cursor() as cursor:  # enough rows that reading them looks cheap to a LIMIT 1
         cursor.execute(
