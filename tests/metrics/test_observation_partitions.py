@@ -12,6 +12,8 @@ from django.db import connection
 from metrics.models import Observation
 from metrics.partitions import (
     DEFAULT_PARTITION,
+    month_add,
+    month_start,
     observations_partitions_create,
     partition_name,
     partitions_existing,
@@ -24,6 +26,11 @@ JULY_2031 = datetime(2031, 7, 1, tzinfo=UTC)
 
 def months(*pairs: tuple[int, int]) -> list[str]:
     return [partition_name(datetime(year, month, 1, tzinfo=UTC)) for year, month in pairs]
+
+
+def months_due(now: datetime) -> list[str]:
+    """This month's partition and the next three's."""
+    return [partition_name(month_add(month_start(now), ahead)) for ahead in range(4)]
 
 
 def partition_of(**natural_key) -> str:
@@ -74,12 +81,17 @@ def test_the_beat_task_recreates_a_missing_partition(db):
     assert settings.CELERY_BEAT_SCHEDULE["observations-partitions-create"]["task"] == (
         "metrics.tasks.observations_partitions_create"
     )
-    assert partitions_task() == []  # the migration made this month and the next three
     now = datetime.now(UTC)
-    last = partition_name(datetime(now.year + (now.month + 2) // 12, (now.month + 2) % 12 + 1, 1, tzinfo=UTC))
+    last = partition_name(month_add(month_start(now), 3))
+    # The migration made its month and the next three; a run that began the month before (a test
+    # database migrated on the 30th, this test reached on the 1st) is one month short, and only that.
+    assert set(partitions_task()) <= {last}
+    assert set(months_due(now)) <= set(partitions_existing())
+
     with connection.cursor() as cursor:
         cursor.execute(f"DROP TABLE {last}")
     assert partitions_task() == [last]
+    assert partitions_task() == []
 
 
 # --- reads by time -------------------------------------------------------------------------------
