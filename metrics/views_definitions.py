@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from core.errors import ApplicationError
-from core.forms import add_service_error, form_submit
+from core.forms import form_submit
 from core.pages import role_required
 from core.roles import METRIC_OWNERS
 from metrics import services
@@ -103,33 +103,38 @@ def version_new_page(request, key: str):
     }
     status = 200
     if request.method == "POST":
-        status = 400
-        if form.is_valid():
+        confirmed = request.POST.get("confirm", "")
+
+        def create_or_preview(_cleaned) -> tuple[bool, MetricDefinition, str]:
+            """(created, the version, the digest of what was previewed) — one service, either way."""
             changes = form.definition_data()
             digest = _digest(latest, changes)
-            try:
-                if request.POST.get("confirm") == digest:
-                    new = services.definition_version_create(actor=request.user, key=key, changes=changes)
-                    messages.success(
-                        request,
-                        f"Created {new.ref} as a draft. '{key}' still means "
-                        f"{active.ref if active else 'no version'} until you activate it.",
-                    )
-                    return _detail(new)
-                preview = _dry_run(request.user, key, changes)
-            except ApplicationError as exc:
-                status = add_service_error(form, exc)
-            else:
-                status = 200
-                if request.POST.get("confirm"):
-                    messages.warning(
-                        request, "The fields changed after the preview: check the changes again."
-                    )
-                context.update(
-                    changes=definition_changes(latest, preview),
-                    stale=stale_on_supersede(active),
-                    digest=digest,
+            if confirmed == digest:
+                return (
+                    True,
+                    services.definition_version_create(actor=request.user, key=key, changes=changes),
+                    digest,
                 )
+            return False, _dry_run(request.user, key, changes), digest
+
+        sent = form_submit(form, create_or_preview)
+        status = sent.status
+        if sent.ok:
+            created, version, digest = sent.value
+            if created:
+                messages.success(
+                    request,
+                    f"Created {version.ref} as a draft. '{key}' still means "
+                    f"{active.ref if active else 'no version'} until you activate it.",
+                )
+                return _detail(version)
+            if confirmed:
+                messages.warning(request, "The fields changed after the preview: check the changes again.")
+            context.update(
+                changes=definition_changes(latest, version),
+                stale=stale_on_supersede(active),
+                digest=digest,
+            )
     return render(request, "metrics/version_new.html", context, status=status)
 
 
