@@ -14,3 +14,10 @@ def plan_nodes_of(explained: Any) -> list[dict]:
         nodes.append(node)
         todo.extend(node.get("Plans", []))
     return nodes
+
+
+def rows_read(node: dict) -> float:
+    """Rows an `EXPLAIN ANALYZE` node read over all its loops, those its filter threw away included:
+    a scan that filters every row out returns none, yet may have read the whole table."""
+    per_loop = node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
+    return per_loop * node["Actual Loops"]
