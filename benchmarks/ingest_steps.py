@@ -27,7 +27,7 @@ from metrics.ingest.check import DEFINITION, WORKLOAD, Lookups, check_typed_rows
 from metrics.ingest.formats import decode_rows
 from metrics.models import IngestBatch
 
-STEPS = ["decode", "lookups", "check", "batch row", "lock references", "runs exist", "copy", "commit"]
+STEPS = ["decode", "lookups", "check", "batch row", "lock references", "copy", "commit"]
 
 
 def batch_steps(body: bytes, backend_pid: int) -> list[tuple[float, float, float]]:
@@ -57,9 +57,6 @@ def batch_steps(body: bytes, backend_pid: int) -> list[tuple[float, float, float
         with connection.cursor() as cursor:
             raw = cursor.cursor
             write._lock_references(raw, valid)
-            mark()
-            if write._runs_exist(raw, valid):
-                raise SystemExit("a run of the batch is already stored")
             mark()
             with transaction.atomic():
                 write._copy_direct(raw, valid, batch.pk)

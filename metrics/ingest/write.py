@@ -1,9 +1,9 @@
 """Writing checked observation rows: the IngestBatch row, then binary COPY, references locked once per
 distinct id.
 
-Rows of runs not stored yet are copied straight into the table. A batch touching a stored run goes
-through a temporary table and one INSERT … ON CONFLICT DO NOTHING: the same value is a no-op, another
-value an error for that row.
+Rows are copied straight into the table. When the primary key refuses the copy (a row repeats one
+stored, or another of the batch), its savepoint is undone and the batch goes through a temporary table
+and one INSERT … ON CONFLICT DO NOTHING: the same value is a no-op, another value an error for that row.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import psycopg
 from django.db import connection, transaction
 
 from core.errors import ApplicationError
-from metrics.ingest.check import DEFINITION, OBSERVED_AT, RUN_ID, SYSTEM, WORKLOAD, ValidRows
+from metrics.ingest.check import DEFINITION, OBSERVED_AT, SYSTEM, WORKLOAD, ValidRows
 from metrics.ingest.rules import MSG_INVALID, repeat_error
 from metrics.models import IngestBatch
 
@@ -75,30 +75,11 @@ def _lock_references(raw, valid: ValidRows) -> None:
         raise ApplicationError(MSG_REFERENCE_CHANGED, status=409)
 
 
-# Does any row of the batch belong to a run already stored? The natural key includes run_id, so when
-# none does, no row can collide and the batch is copied straight into the table. The LATERAL … LIMIT 1
-# keeps this a few primary-key probes whatever the planner estimates (a semi join chose a full scan).
-RUNS_EXIST = """
-SELECT 1 FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[]) AS run(d, s, w, run_id)
-CROSS JOIN LATERAL (
-    SELECT 1 FROM metrics_observation o
-    WHERE o.definition_id = run.d AND o.system_id = run.s AND o.workload_id = run.w
-      AND o.run_id = run.run_id COLLATE "C"
-    LIMIT 1
-) AS stored
-LIMIT 1
-"""
 DIRECT_COPY = (
     "COPY metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, "
     "tags, batch_id) FROM STDIN (FORMAT BINARY)"
 )
 DIRECT_TYPES = ["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text", "int8"]
-
-
-def _runs_exist(raw, valid: ValidRows) -> bool:
-    runs = valid.distinct(DEFINITION, SYSTEM, WORKLOAD, RUN_ID)
-    raw.execute(RUNS_EXIST, [list(column) for column in zip(*runs, strict=True)])
-    return raw.fetchone() is not None
 
 
 def _copy_direct(raw, valid: ValidRows, batch_id: int) -> int:
@@ -135,17 +116,21 @@ def rows_write(valid: ValidRows, batch_id: int) -> int:
     with connection.cursor() as cursor:
         raw = cursor.cursor
         _lock_references(raw, valid)
-        if not _runs_exist(raw, valid):
-            try:
-                with transaction.atomic():  # a savepoint: only the direct copy is undone on a collision
-                    return _copy_direct(raw, valid, batch_id)
-            except psycopg.errors.UniqueViolation:
-                pass  # a row repeated in the batch, or a concurrent batch stored the run first: merge
+        # No query first asks whether the batch's runs are stored: whatever its form, a planner misled
+        # by a month's partition analysed when it held one run scanned it whole for every new run
+        # (ingest at a tenth of its rate on the 1st). A repeated batch fails at its first row and
+        # costs 3 % more than probing did (62 against 60 ms for 10,000 rows); a run that goes on
+        # (a pull, a long job) is copied straight in instead of merged.
+        try:
+            with transaction.atomic():  # a savepoint: only the direct copy is undone on a collision
+                return _copy_direct(raw, valid, batch_id)
+        except psycopg.errors.UniqueViolation:
+            pass  # a row repeats a stored one, another of the batch, or one a concurrent batch stored
         return _merge(raw, valid, batch_id)
 
 
 def _merge(raw, valid: ValidRows, batch_id: int) -> int:
-    """Rows of runs already stored: same value is a no-op, another value an error for that row."""
+    """Rows some of which are stored: the same value is a no-op, another value an error for that row."""
     raw.execute(TEMP_TABLE)
     with raw.copy("COPY ingest_rows FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(COPY_TYPES)

@@ -12,6 +12,7 @@ from django.db import connection
 from metrics.models import Observation
 from metrics.partitions import (
     DEFAULT_PARTITION,
+    MONTHS_AHEAD,
     month_add,
     month_start,
     observations_partitions_create,
@@ -29,8 +30,8 @@ def months(*pairs: tuple[int, int]) -> list[str]:
 
 
 def months_due(now: datetime) -> list[str]:
-    """This month's partition and the next three's."""
-    return [partition_name(month_add(month_start(now), ahead)) for ahead in range(4)]
+    """This month's partition and the next MONTHS_AHEAD (three) months'."""
+    return [partition_name(month_add(month_start(now), ahead)) for ahead in range(MONTHS_AHEAD + 1)]
 
 
 def partition_of(**natural_key) -> str:
@@ -82,7 +83,7 @@ def test_the_beat_task_recreates_a_missing_partition(db):
         "metrics.tasks.observations_partitions_create"
     )
     now = datetime.now(UTC)
-    last = partition_name(month_add(month_start(now), 3))
+    last = partition_name(month_add(month_start(now), MONTHS_AHEAD))
     # The migration made its month and the next three; a run that began the month before (a test
     # database migrated on the 30th, this test reached on the 1st) is one month short, and only that.
     assert set(partitions_task()) <= {last}

@@ -27,7 +27,7 @@ def test_a_list_filter_with_a_far_offset_is_compared_in_utc(as_user, viewer, ref
 def test_an_observation_with_a_far_offset_is_stored_in_utc(as_user, ingest_user, ref, path):
     client = as_user(ingest_user)
     moment = (django_timezone.now() - timedelta(hours=2)).astimezone(FAR_EAST)
-    if path == "stored run":  # a run already stored goes through the merge path, not the direct copy
+    if path == "stored run":  # the run goes on; the repeat below goes through the merge
         earlier = row(0, observed_at=(moment - timedelta(minutes=1)).isoformat(), run_id="far")
         assert (
             client.post("/api/v1/observations/batch/", {"observations": [earlier]}, format="json").status_code
