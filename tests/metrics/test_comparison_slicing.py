@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -12,8 +12,10 @@ from django.utils import timezone
 from scipy import stats
 
 from metrics.models import Observation, Workload
-from metrics.selectors.comparison.slices import POOLED_WORKLOADS_SQL
+from metrics.partitions import observations_partitions_create, partition_name
+from metrics.selectors.comparison.slices import POOLED_WORKLOADS_SQL, pooled_workloads
 from tests.explain import plan_nodes_of, rows_read
+from tests.pg_stats import observation_rows_read
 
 URL = "/api/v1/comparisons/"
 BASE = {"metric": "latency", "baseline": "legacy", "candidate": "rebuilt", "statistic": "mean"}
@@ -209,3 +211,36 @@ def test_the_pooled_workloads_are_probed_one_row_each_not_read_whole(ref):
     # A row or so per workload and side, not the 200,000 stored; rows filtered out count as read (a
     # scan for the idle workload returns none of them).
     assert sum(rows_read(node) for node in probes) <= 10
+
+
+def test_the_pooled_workloads_probe_reads_one_row_under_statistics_taken_early_in_the_month(ref):
+    """Statistics taken when the month's partition held one row make every plan look cheap, and the
+    probe read the metric's rows of the month through the time index and sorted them (a million rows
+    read for the 200,000 stored): it must not sort, so only the primary key can answer it. The month
+    is one no other test has touched, made here, so its statistics are only what this test leaves."""
+    month = datetime(2040, 1, 1, tzinfo=UTC)
+    observations_partitions_create(now=month, months_ahead=0)
+    Workload.objects.create(key="idle", name="No rows", size="small", criticality="peripheral")
+    fill = (
+        "INSERT INTO metrics_observation (definition_id, system_id, workload_id, value, unit, observed_at,"
+        " run_id, source, tags) SELECT %s, CASE WHEN i %% 2 = 0 THEN %s ELSE %s END, %s, 1.0, 's',"
+        " %s + interval '1 millisecond' * i, 'r' || (i / 1000), '', '{}' FROM generate_series(%s, %s) AS i"
+    )
+    key = [ref["latency"].pk, ref["legacy"].pk, ref["rebuilt"].pk, ref["medium"].pk, month]
+    with connection.cursor() as cursor:
+        cursor.execute(fill, [*key, 1, 1])
+        cursor.execute(f"ANALYZE {partition_name(month)}")  # early in the month: one row
+        cursor.execute(fill, [*key, 2, 200_000])
+    before = observation_rows_read()
+    found = pooled_workloads(
+        definition=ref["latency"],
+        baseline=ref["legacy"],
+        candidate=ref["rebuilt"],
+        since=month,
+        until=datetime(2040, 2, 1, tzinfo=UTC),
+    )
+    assert [key for key, _ in found] == [ref["medium"].key]
+    assert observation_rows_read() - before <= 4  # a row per workload with rows and side, at most
+    with connection.cursor() as cursor:  # inside the test's transaction, the setting was undone
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone() == ("on",)

@@ -10,6 +10,7 @@ from django.db import connection
 from metrics.ingest import write
 from metrics.models import Observation
 from tests.metrics.factories import row
+from tests.pg_stats import observation_scans
 
 URL = "/api/v1/observations/batch/"
 
@@ -47,17 +48,6 @@ def test_new_rows_of_a_stored_run_are_copied_straight_in(client, ref, merges):
     assert Observation.objects.filter(run_id="long-run").count() == 6
 
 
-def observation_reads() -> int:
-    """Scans of the observation partitions in this transaction, by PostgreSQL's own count: the copy
-    goes past Django's cursor, and so did the probe this replaced."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT sum(seq_scan + coalesce(idx_scan, 0)) FROM pg_stat_xact_user_tables"
-            " WHERE relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'metrics_observation'::regclass)"
-        )
-        return cursor.fetchone()[0]
-
-
 def test_a_batch_reads_nothing_of_the_observations_before_copying(client, ref, merges):
     """No probe of stored runs, which a planner misled by a month's partition analysed when it held
     one run turned into a scan of the whole partition per new run (ingest at a tenth of its rate on
@@ -65,11 +55,11 @@ def test_a_batch_reads_nothing_of_the_observations_before_copying(client, ref, m
     assert post(client, [row(0, run_id="first")]).status_code == 201
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE metrics_observation")  # early in the month: one run
-    before = observation_reads()
+    before = observation_scans()
     response = post(client, [row(i, run_id=f"run-{i}") for i in range(1, 50)])
     assert response.status_code == 201
     assert response.json()["inserted"] == 49
-    assert observation_reads() == before
+    assert observation_scans() == before
     assert merges == []
 
 
