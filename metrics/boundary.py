@@ -54,6 +54,8 @@ def definition_changes(older: MetricDefinition, newer: MetricDefinition) -> list
         "otel_name",
     ):
         before, after = getattr(older, field), getattr(newer, field)
+        if isinstance(before, list) and isinstance(after, list) and sorted(before) == sorted(after):
+            continue  # includes and excludes are sets (boundary_key sorts them): order changes nothing
         if before != after:
             if isinstance(before, list):
                 before, after = _words(before) or "nothing", _words(after) or "nothing"

@@ -188,6 +188,26 @@ def test_a_version_without_a_change_is_refused_on_the_page(client, metric_owner,
     assert "Nothing differs from step-time@1" in response.content.decode()
 
 
+def test_the_boundary_in_another_order_is_no_change(client, metric_owner, world):
+    """The form sends includes and excludes in its checkboxes' order, which need not be the stored one."""
+    client.force_login(metric_owner)
+    step = world["step"]
+    step.excludes = ["warmup", "data_loading"]
+    step.save(update_fields=["excludes"])
+    response = client.post(
+        "/metrics/step-time/versions/new/", step_time_fields(world, excludes=["data_loading", "warmup"])
+    )
+    assert response.status_code == 400
+    assert "Nothing differs from step-time@1" in response.content.decode()
+    response = client.post(
+        "/metrics/step-time/versions/new/",
+        step_time_fields(world, excludes=["data_loading", "warmup"], max_value="5000"),
+    )
+    preview = response.content.decode().split('id="preview"')[1].split("</section>")[0]
+    assert "excludes" not in preview
+    assert "<li>max value: — → 5000.0</li>" in preview
+
+
 def test_bad_unit_in_a_new_version_is_named_inline(client, metric_owner, world):
     client.force_login(metric_owner)
     response = client.post("/metrics/step-time/versions/new/", step_time_fields(world, unit="parsecs/zz"))
