@@ -75,9 +75,9 @@ ORDER BY w.key
 # Without sorting, only the primary key can give a probe its order. Statistics taken when the month's
 # partition held a row (early in the month, before autovacuum analyses it again) made reading the
 # metric's month through the time index and sorting it look as cheap: a million rows read for one
-# comparison over 200,000 (tests/metrics/test_comparison_slicing.py). The setting lives for the probe only: set, used and restored in one round trip (the
-# simple query protocol runs the three statements together; TO DEFAULT undoes it inside a caller's
-# transaction, where SET LOCAL would otherwise last until its end).
+# comparison over 200,000 (tests/metrics/test_comparison_slicing.py). The setting lives for the probe
+# only: set, used and restored in one round trip (the simple query protocol runs the three statements
+# together; TO DEFAULT undoes it inside a caller's transaction, where SET LOCAL would last to its end).
 UNSORTED = "SET LOCAL enable_sort = off; {probe}; SET LOCAL enable_sort TO DEFAULT"
 
 
