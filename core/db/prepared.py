@@ -1,14 +1,14 @@
 """Statements prepared on the server and run with a generic plan, for the few reads that are planned
 more than they are run.
 
-Django binds parameters on the client and never prepares, so PostgreSQL plans every statement anew.
-For a read whose best plan is the same whatever its parameters — an observations page bounded in time
-on one side (a first page, or a cursor's), its keys looked up by subqueries — planning is most of the
-server's work: 0.18 ms of a 0.30 ms page across metrics over six monthly partitions, 0.68 ms of one
-metric's page over nineteen. `PreparedCursor` binds on the server and prepares the statement the first time a connection
-runs it (psycopg keeps it, by text and parameter types, until the connection closes or rolls back); the
-connection's plan_cache_mode makes PostgreSQL run it with one generic plan, pruning the monthly
-partitions when the executor starts instead of when the planner runs: 0.10 ms a page either way.
+Django binds parameters on the client and never prepares, so PostgreSQL plans every statement anew. For
+a read whose best plan is the same whatever its parameters — an observations page bounded in time on one
+side (a first page, or a cursor's), its keys looked up by subqueries — planning is most of the server's
+work: 0.18 ms of a 0.30 ms page across metrics over six monthly partitions, 0.68 ms of one metric's page
+over nineteen. `PreparedCursor` binds on the server and prepares the statement the first time a
+connection runs it (psycopg keeps it, by text and parameter types, until the connection closes or rolls
+back); the connection's plan_cache_mode makes PostgreSQL run it with one generic plan, pruning the
+monthly partitions when the executor starts instead of when the planner runs: 0.10 ms a page either way.
 
 plan_cache_mode applies only to prepared statements and PL/pgSQL. Only this cursor prepares, and the
 PL/pgSQL here is pghistory's triggers (inserts of NEW and OLD, one plan for any row), so the setting

@@ -20,6 +20,7 @@ from metrics.partitions import (
     partitions_existing,
 )
 from metrics.tasks import observations_partitions_create as partitions_task
+from tests.explain import plan_nodes_of
 from tests.metrics.factories import reference_data
 
 JULY_2031 = datetime(2031, 7, 1, tzinfo=UTC)
@@ -136,19 +137,16 @@ def plan_scans(sql: str, params=None) -> list[tuple[str, str, str]]:
     """(node type and direction, relation, index) of every scan in the plan PostgreSQL chooses."""
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
-        plan = cursor.fetchone()[0]
-    plan = plan[0]["Plan"] if isinstance(plan, list) else plan
-    scans = []
-
-    def walk(node):
-        if "Relation Name" in node or "Index Name" in node:  # a bitmap's index scan names no relation
-            kind = " ".join(filter(None, [node["Node Type"], node.get("Scan Direction")]))
-            scans.append((kind, node.get("Relation Name", ""), node.get("Index Name", "")))
-        for child in node.get("Plans", []):
-            walk(child)
-
-    walk(plan)
-    return scans
+        nodes = plan_nodes_of(cursor.fetchone()[0])
+    return [
+        (
+            " ".join(filter(None, [node["Node Type"], node.get("Scan Direction")])),
+            node.get("Relation Name", ""),
+            node.get("Index Name", ""),
+        )
+        for node in nodes
+        if "Relation Name" in node or "Index Name" in node  # a bitmap's index scan names no relation
+    ]
 
 
 def time_index_children() -> dict[str, str]:
