@@ -109,9 +109,9 @@ def main() -> int:
     # request. Without one they would run inside each ingest request (CELERY_TASK_ALWAYS_EAGER), where a
     # day's rollup is recomputed after every batch of that day. Never the caller's broker: a worker
     # listening there would run the tasks against another database.
-    from run_topology import redis_start
+    from embedded_redis import redis_start, redis_stop
 
-    redis, redis_url = redis_start(ROOT / ".data" / "bench")
+    redis, redis_url = redis_start(ROOT / ".data" / "bench", persistent=True)
     env["CELERY_BROKER_URL"] = f"{redis_url}/2"
     Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()  # what an earlier run queued (append-only file)
     # The read caches (tokens, freeze facts) are on with a shared cache, as in production: without
@@ -121,7 +121,7 @@ def main() -> int:
         subprocess.run([PYTHON, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
         ratios, failed = run_all(args.only or list(BENCHMARKS), quick=args.quick, env=env)
     finally:
-        redis.terminate()
+        redis_stop(redis)
     print(f"\n== summary ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
     print("\n".join(ratios))
     if failed:

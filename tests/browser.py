@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from core.demo import DEMO_PASSWORD
+from tests.system_packages import require_program
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
@@ -26,17 +27,14 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("REQUIRE_SERVICES") == "1":
-            pytest.fail("REQUIRE_SERVICES=1 but /usr/bin/chromium is missing")
-        pytest.skip("Chromium is not installed (.ci/run installs it)")
+    executable = require_program("chromium", package="chromium", path=CHROMIUM)
     from playwright.sync_api import sync_playwright
 
     # Playwright keeps an event loop in this thread; the tests' ORM calls are still synchronous.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
 
-pytest_plugins = ["tests.browser"]
+pytest_plugins = ["pytester", "tests.system_packages", "tests.browser"]
 
 PASSWORD = "correct-horse-battery"
 
@@ -128,7 +128,7 @@ def celery_worker_real(transactional_db):
     if not broker:
         if settings.REQUIRE_SERVICES:
             pytest.fail("REQUIRE_SERVICES=1 but CELERY_BROKER_URL is not set")
-        pytest.skip("no CELERY_BROKER_URL: the real-worker tests need Redis")
+        pytest.skip("no CELERY_BROKER_URL: `make test` starts an embedded Redis for the real-worker tests")
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = False
     app.conf.broker_url = broker

@@ -26,7 +26,9 @@ def _redis_url() -> str:
     if not url.startswith("redis"):
         if django_settings.REQUIRE_SERVICES:
             pytest.fail("REQUIRE_SERVICES=1 but neither CACHE_URL nor a Redis CELERY_BROKER_URL is set")
-        pytest.skip("no Redis configured (CACHE_URL or CELERY_BROKER_URL): the shared-cache tests need it")
+        pytest.skip(
+            "no Redis configured (CACHE_URL or CELERY_BROKER_URL): `make test` starts an embedded one"
+        )
     return url
 
 

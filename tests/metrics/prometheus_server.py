@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 import time
@@ -13,8 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-BINARY = "prometheus"
-DEBIAN_PATH = "/usr/bin/prometheus"
+from tests.system_packages import require_program
 
 
 def free_port() -> int:
@@ -24,13 +21,7 @@ def free_port() -> int:
 
 
 def prometheus_binary() -> str:
-    path = shutil.which(BINARY) or (DEBIAN_PATH if Path(DEBIAN_PATH).exists() else None)
-    if path is None:
-        message = "the prometheus binary is missing (apt-get install prometheus)"
-        if os.environ.get("REQUIRE_SERVICES") == "1":
-            pytest.fail(f"REQUIRE_SERVICES=1 but {message}")
-        pytest.skip(message)
-    return path
+    return require_program("prometheus", package="prometheus", path="/usr/bin/prometheus")
 
 
 def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:

@@ -145,16 +145,3 @@ def test_the_metric_page_shows_each_source_and_its_failures(ref, client, viewer)
 
     assert "Prometheus pull" in page and source.base_url in page
     assert "1 failed pull in a row" in page and "did not answer" in page
-
-
-def test_a_missing_prometheus_binary_fails_under_require_services(monkeypatch):
-    from tests.metrics import prometheus_server
-
-    monkeypatch.setattr(prometheus_server, "BINARY", "no-such-prometheus")
-    monkeypatch.setattr(prometheus_server, "DEBIAN_PATH", "/nonexistent/prometheus")
-    monkeypatch.setenv("REQUIRE_SERVICES", "1")
-    with pytest.raises(pytest.fail.Exception, match="REQUIRE_SERVICES=1"):
-        prometheus_server.prometheus_binary()
-    monkeypatch.setenv("REQUIRE_SERVICES", "0")
-    with pytest.raises(pytest.skip.Exception):
-        prometheus_server.prometheus_binary()

