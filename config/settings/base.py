@@ -158,6 +158,9 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = 0.25  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
+# Axes would log its "AXES: BEGIN version …" banner in every process and management command (twice under
+# runserver's reloader); the lockout settings are these lines.
+AXES_VERBOSE = False
 # The lockout keys on the same client address as the API throttles: REMOTE_ADDR, unless NUM_PROXIES says
 # how many trusted proxies append to X-Forwarded-For (core/api/throttling.py).
 AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
@@ -379,6 +382,9 @@ HEALTH_CHECK_BROKER = bool(CELERY_BROKER_URL)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors_without_traceback": {"()": "core.log_filters.ClientErrorsWithoutTraceback"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["client_errors_without_traceback"]}
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }

@@ -4,6 +4,9 @@ This module is also the URLconf of the tests marked `urls`: the real one plus vi
 
 from __future__ import annotations
 
+import io
+import logging
+
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory
@@ -25,6 +28,7 @@ urlpatterns = [
     path("boom/", boom),
     path("api/v1/boom/", boom),
     path("api/v1/plain-forbidden/", forbidden),
+    path("forbidden/", forbidden),
     *real_urls.urlpatterns,
 ]
 handler403 = real_urls.handler403
@@ -101,3 +105,30 @@ def test_a_stale_csrf_token_gets_the_styled_page_and_saves_nothing(lead):
     assert response.status_code == 403
     html = response.content.decode()
     assert "This form is out of date" in html and 'class="topbar"' in html
+
+
+@pytest.fixture
+def web_log():
+    """What the configured console handler (settings.LOGGING) writes, as the web process's log would show."""
+    handler = next(h for h in logging.getLogger().handlers if h.get_name() == "console")
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    yield stream
+    handler.setStream(previous)
+
+
+@pytest.mark.urls("tests.core.test_error_pages")
+def test_a_refused_page_is_one_log_line_and_a_500_keeps_its_traceback(viewer, web_log):
+    client = Client(raise_request_exception=False)
+    client.force_login(viewer)
+
+    assert client.get("/forbidden/").status_code == 403
+    assert client.get("/programs/gates/999999/").status_code == 404
+    refused = web_log.getvalue()
+    assert (
+        "Forbidden (Permission denied): /forbidden/" in refused and "Not Found: /programs/gates/" in refused
+    )
+    assert "Traceback" not in refused
+
+    assert client.get("/boom/").status_code == 500
+    assert "Traceback" in web_log.getvalue() and "RuntimeError: a bug" in web_log.getvalue()

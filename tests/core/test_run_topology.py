@@ -100,6 +100,10 @@ def test_make_run_starts_web_worker_and_beat_on_an_embedded_redis_and_ctrl_c_sto
         output = log.read_text()
         for process in ("web", "worker", "beat"):
             assert f"{process}.1 stopped" in output, output[-4000:]
+        # A first run that reads: the address once (when it answered), no banners below debug level.
+        assert output.count(f"is running at http://127.0.0.1:{port}/") == 1, output[-4000:]
+        for banner in ("AXES: BEGIN", "[config]", "[tasks]", "celery beat v"):
+            assert banner not in output, f"{banner!r} in the log at LOG_LEVEL=INFO"
     finally:
         if runner.poll() is None:
             os.killpg(runner.pid, signal.SIGKILL)

@@ -59,6 +59,9 @@ def test_production_settings_pass_deploy_check():
     result = run_with_production_settings("manage.py", "check", "--deploy", "--fail-level", "WARNING")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+    # A management command prints its own answer only: no library banners (axes' "AXES: BEGIN …").
+    assert result.stdout.strip() == "System check identified no issues (0 silenced).", result.stdout
+    assert "AXES" not in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("missing", ["DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL"])
