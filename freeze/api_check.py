@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -13,7 +11,7 @@ from rest_framework.views import APIView
 from core.api.plain_json import plain
 from core.api.serializers import KeyRelatedField
 from core.telemetry.instruments import FREEZE_CHECKS
-from freeze import check_cache, selectors
+from freeze import selectors
 from freeze.models import Component, FreezeOverride
 from program.models import Program
 
@@ -30,15 +28,6 @@ class CheckInput(serializers.Serializer):
     program = KeyRelatedField(
         slug_field="slug", queryset=Program.objects.all(), required=False, help_text=PROGRAM_HELP
     )
-
-
-class CheckTextInput(serializers.Serializer):
-    """CheckInput read without its lookups: the check finds the component (and program) in its cached
-    facts, so a known key costs no query; only an unknown one goes through CheckInput for its 400."""
-
-    component = serializers.SlugField()
-    at = serializers.DateTimeField(required=False)
-    program = serializers.SlugField(required=False)
 
 
 class WindowInForceOutput(serializers.Serializer):
@@ -129,20 +118,6 @@ def check_as_dict(check: selectors.FreezeCheck) -> dict:
     }
 
 
-SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")  # SlugField's own pattern
-
-
-def usual_query(params) -> dict | None:
-    """The call CI makes — a component slug, maybe a program slug, no `at` — read without building
-    CheckTextInput (a serializer per request); anything else, errors included, goes through it."""
-    if not params.keys() <= {"component", "program"}:
-        return None
-    component, program = params.get("component"), params.get("program")
-    if not component or not SLUG.match(component) or (program is not None and not SLUG.match(program)):
-        return None
-    return {"component": component, "program": program}
-
-
 @extend_schema(tags=["freeze"], parameters=[CheckInput], responses=CheckOutput)
 class FreezeCheckView(APIView):
     """May this component change now (or at `at`)? Over every window in force, or one program's:
@@ -151,21 +126,12 @@ class FreezeCheckView(APIView):
     400 naming it."""
 
     def get(self, request):
-        query = usual_query(request.query_params)
-        if query is None:
-            checked = CheckTextInput(data=request.query_params)
-            checked.is_valid(raise_exception=True)
-            query = checked.validated_data
-        moment = query.get("at") or timezone.now()
-        # The CI hot path: cached facts, the same rule as selectors.freeze_check (freeze/check_cache.py).
-        facts = check_cache.facts_at(query["component"], query.get("program") or None, moment, request)
-        if facts.component is None:
-            # Off the hot path: CheckInput's key fields answer the 400 naming `component`.
-            CheckInput(data=request.query_params).is_valid(raise_exception=True)
-            # Valid after all: the component was created after the facts were read.
-            facts = check_cache.load_facts(
-                query["component"], query.get("program") or None, check_cache.bucket_of(moment)
-            )
-        check = check_cache.check_from_facts(facts, moment)
+        query = CheckInput(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        check = selectors.freeze_check(
+            query.validated_data["component"],
+            query.validated_data.get("at") or timezone.now(),
+            query.validated_data.get("program"),
+        )
         FREEZE_CHECKS.labels(decision=check.decision).inc()
         return Response(plain(check_as_dict(check)))

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 import pghistory
 from django.conf import settings
@@ -13,35 +11,6 @@ from django_fsm import FSMField, transition
 
 from metrics.models import MetricDefinition
 from program.models import Phase, Program
-
-
-class FreezeDataQuerySet(models.QuerySet):
-    """Bulk writes send no model signals, so they tell the freeze check's cache themselves
-    (freeze/check_invalidation.py); save() and delete() are caught by the signals."""
-
-    def update(self, **kwargs: Any) -> int:
-        changed = super().update(**kwargs)
-        if changed:
-            _freeze_data_changed()
-        return changed
-
-    def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
-        created = super().bulk_create(objs, *args, **kwargs)
-        if created:
-            _freeze_data_changed()
-        return created
-
-    def bulk_update(self, objs: Iterable[Any], fields: Iterable[str], *args: Any, **kwargs: Any) -> int:
-        changed = super().bulk_update(objs, fields, *args, **kwargs)
-        if changed:
-            _freeze_data_changed()
-        return changed
-
-
-def _freeze_data_changed() -> None:
-    from freeze.check_invalidation import freeze_data_changed  # it imports these models
-
-    freeze_data_changed()
 
 
 class Level(models.TextChoices):
@@ -73,8 +42,6 @@ class Component(models.Model):
     owner_team = models.CharField(max_length=80, help_text="Members of this group approve its exceptions.")
     description = models.TextField(blank=True)
 
-    objects = FreezeDataQuerySet.as_manager()
-
     class Meta:
         ordering = ["layer", "key"]
 
@@ -101,7 +68,6 @@ class FreezeWindow(models.Model):
         null=True, blank=True, help_text="How long each occurrence lasts (recurring windows only)."
     )
 
-    objects = FreezeDataQuerySet.as_manager()
     # The span a page shows for it (a recurring window's occurrence in force), set by freeze.views.
     shown_span: tuple[datetime, datetime] | None = None
 
@@ -122,7 +88,7 @@ class FreezeWindow(models.Model):
     def contains(self, moment) -> bool:
         return self.occurrence_at(moment) is not None
 
-    def occurrence_at(self, moment):
+    def occurrence_at(self, moment: datetime) -> tuple[datetime, datetime] | None:
         """The (start, end) of this window's span in force at `moment`, None outside it."""
         from freeze.recurrence import occurrence_at
 
@@ -136,8 +102,6 @@ class FreezeEntry(models.Model):
     component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="freeze_entries")
     level = models.CharField(max_length=10, choices=Level.choices)
 
-    objects = FreezeDataQuerySet.as_manager()
-
     class Meta:
         verbose_name_plural = "freeze entries"
         constraints = [
@@ -148,7 +112,7 @@ class FreezeEntry(models.Model):
         return f"{self.component} {self.level} in {self.window}"
 
 
-class ExceptionQuerySet(FreezeDataQuerySet):
+class ExceptionQuerySet(models.QuerySet):
     """The one place the effective status is written for queries: filters, counts and lists read it."""
 
     def with_effective_status(self):
@@ -365,8 +329,6 @@ class FreezeOverride(models.Model):
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     overdue_warned_at = models.DateTimeField(null=True, blank=True)
-
-    objects = FreezeDataQuerySet.as_manager()
 
     class Meta:
         ordering = ["-starts_at", "-id"]

@@ -206,9 +206,8 @@ def decide(
     override: FreezeOverride | None,
     exception_lifting: Callable[[], FreezeException | None],
 ) -> FreezeCheck:
-    """The check's rule over the facts at `moment`, however they were read (the database, or
-    freeze.check_cache): the levels in force, the override in force, and — asked only when the
-    strictest level is `approval` — the approved exception covering the moment."""
+    """The check's rule over the facts at `moment`: the levels in force, the override in force, and —
+    asked only when the strictest level is `approval` — the approved exception covering the moment."""
     decider = strictest(levels)
     level = decider.level if decider else Level.OPEN
     window = decider.window if decider else None

@@ -169,7 +169,7 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 # URL such as redis://127.0.0.1:6379/1 (production refuses to start without one). Without CACHE_URL each
 # process keeps its own counts in memory, which is only right for a single `runserver`.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
-# Read caches in that cache (core/read_cache.py): token lookups, and the freeze check's data. A change
+# Read caches in that cache (core/read_cache.py): token lookups and observation-row names. A change
 # reaches other processes only through a shared cache, so they are on by default only with CACHE_URL.
 READ_CACHE = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", default="")))
 # The longest a cached token lookup lives; every change to tokens, users, groups or permissions ends
