@@ -84,12 +84,17 @@ def _rows(windows: list[Window]) -> tuple[str, list]:
     return ", ".join([WANTED] * len(windows)), params
 
 
+def rollups_answer(rows: int, threshold: int | None = None) -> bool:
+    """The one rule of exact versus rollup: a side counting more than the threshold rows is read from
+    its day rollups, anything smaller from the rows themselves."""
+    return rows > (settings.ROLLUP_THRESHOLD if threshold is None else threshold)
+
+
 def sketches_over_threshold(
     windows: list[Window], *, baseline_id: int, candidate_id: int, threshold: int | None = None
 ) -> dict[int, tuple[Sketch, Sketch]]:
     """window index → (baseline, candidate) sketches, for the windows where a side's rollups count more
     than the threshold rows; the others are left to the exact read."""
-    threshold = settings.ROLLUP_THRESHOLD if threshold is None else threshold
     if not windows:
         return {}
     rows, params = _rows(windows)
@@ -100,7 +105,7 @@ def sketches_over_threshold(
             sketch = sketches.setdefault((index, system_id), Sketch())
             sketch.moments.add(n, total, m2, low, high)
             sketch.zeros += zeros
-    large = {i for (i, _), sketch in sketches.items() if len(sketch) > threshold}
+    large = {i for (i, _), sketch in sketches.items() if rollups_answer(len(sketch), threshold)}
     if not large:
         return {}
     chosen = [windows[i] for i in sorted(large)]

@@ -7,7 +7,6 @@ from datetime import date, timedelta
 from typing import Any
 
 import orjson
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
@@ -22,7 +21,7 @@ from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
-from metrics.rollups.read import Window, rollup_summaries
+from metrics.rollups.read import Window, rollup_summaries, rollups_answer
 from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase, Program
 
@@ -100,7 +99,7 @@ def _inputs_fingerprint(program: Program, criteria: list[Criterion]) -> str:
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
     for (c, metric), window, summary in zip(measured, windows, summaries, strict=True):
-        if any(n > settings.ROLLUP_THRESHOLD for n, _, _ in summary.values()):
+        if any(rollups_answer(n) for n, _, _ in summary.values()):
             payload.append(
                 [metric.unit, metric.direction, metric.statistic, "rollups", sorted(summary.items())]
             )
