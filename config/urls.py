@@ -5,20 +5,20 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from core import views as core_views
 from core.api.auth import MeView, TokenObtainView
+from core.pages import site
 from core.telemetry.views import metrics_scrape
-from metrics.api_otlp import OtlpMetricsReceiver
+from metrics.api.otlp import OtlpMetricsReceiver
 
 api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
     path("auth/me/", MeView.as_view(), name="auth-me"),
-    path("", include("freeze.api_urls")),
-    path("", include("metrics.api_urls")),
-    path("", include("program.api_urls")),
-    path("", include("core.api_urls")),
-    path("", include("incidents.api_urls")),
-    path("", include("work.api_urls")),
+    path("", include("freeze.api.urls")),
+    path("", include("metrics.api.urls")),
+    path("", include("program.api.urls")),
+    path("", include("core.api.urls")),
+    path("", include("incidents.api.urls")),
+    path("", include("work.api.urls")),
 ]
 
 urlpatterns = [
@@ -43,9 +43,9 @@ urlpatterns = [
     path("programs/", include("program.urls")),
     path("freeze/", include("freeze.urls")),
     path("incidents/", include("incidents.urls")),
-    re_path(r"^api/", core_views.api_unknown, name="api-unknown"),
+    re_path(r"^api/", site.api_unknown, name="api-unknown"),
 ]
 
-handler403 = "core.views.permission_denied"
-handler404 = "core.views.page_not_found"
-handler500 = "core.views.server_error"
+handler403 = "core.pages.site.permission_denied"
+handler404 = "core.pages.site.page_not_found"
+handler500 = "core.pages.site.server_error"

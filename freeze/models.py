@@ -68,7 +68,7 @@ class FreezeWindow(models.Model):
         null=True, blank=True, help_text="How long each occurrence lasts (recurring windows only)."
     )
 
-    # The span a page shows for it (a recurring window's occurrence in force), set by freeze.views.
+    # The span a page shows for it (a recurring window's occurrence in force), set by freeze.pages.freeze_list.
     shown_span: tuple[datetime, datetime] | None = None
 
     class Meta:
@@ -164,7 +164,7 @@ class FreezeException(models.Model):
         "change_ends_at",
     )
     OPEN_STATUSES = (Status.DRAFT, Status.SUBMITTED, Status.APPROVED)
-    # The ids of its authors, read once per object (freeze.selectors_exceptions._author_ids).
+    # The ids of its authors, read once per object (freeze.selectors.exceptions._author_ids).
     _author_ids_cache: frozenset[int] | None = None
 
     component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="exceptions")

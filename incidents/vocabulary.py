@@ -153,7 +153,7 @@ def incident_metrics_ensure() -> None:
     """Register the incident metrics and the fleet workload where missing (first use): each metric
     through the registry's service (metrics.services.ensure), checked and audited like any other."""
     from metrics.models import MetricDefinition, Workload
-    from metrics.services.ensure import definition_ensure_registered
+    from metrics.public import definition_ensure_registered
 
     if MetricDefinition.objects.filter(key__in=[spec["key"] for spec in METRICS]).count() == len(METRICS):
         return

@@ -6,7 +6,7 @@ answer shows, plus the cursor's — and the definition, system and workload name
 query each for the ids on the page (as the prefetch did, without model instances), so the list runs
 the same four queries for any page size and any table size. `row_as_json` writes what
 ObservationOutput writes; tests hold the two equal, and ObservationOutput stays the schema. Rows
-from metrics.observation_page bring observed_at already written (`observed_at_text`).
+from metrics.api.observations_keyset bring observed_at already written (`observed_at_text`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from metrics import views, views_definitions, views_feeds
+from metrics.pages import definitions, feeds, metrics
 
 
 class MetricRefConverter:
@@ -20,21 +20,21 @@ register_converter(MetricRefConverter, "metricref")
 app_name = "metrics"
 
 urlpatterns = [
-    path("", views.registry, name="registry"),
-    path("compare/", views.comparison_page, name="compare"),
-    path("feeds/", views_feeds.feeds_page, name="feeds"),
-    path("new/", views_definitions.definition_register_page, name="register"),
-    path("<slug:key>/versions/new/", views_definitions.version_new_page, name="version-new"),
+    path("", metrics.registry, name="registry"),
+    path("compare/", metrics.comparison_page, name="compare"),
+    path("feeds/", feeds.feeds_page, name="feeds"),
+    path("new/", definitions.definition_register_page, name="register"),
+    path("<slug:key>/versions/new/", definitions.version_new_page, name="version-new"),
     path(
         "<slug:key>@<int:version>/activate/",
-        views_definitions.version_activate_page,
+        definitions.version_activate_page,
         name="version-activate",
     ),
     path(
         "<slug:key>@<int:version>/deprecate/",
-        views_definitions.version_deprecate_page,
+        definitions.version_deprecate_page,
         name="version-deprecate",
     ),
     # `key` may carry @N here: the page of that version.
-    path("<metricref:key>/", views.metric_detail, name="detail"),
+    path("<metricref:key>/", metrics.metric_detail, name="detail"),
 ]

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.utils import timezone
 
-from metrics.selectors.sides_over_time import series_first_day, sides_over_time
+from metrics.public import series_first_day, sides_over_time
 from program.evaluation import criterion_judge, criterion_window_start
 from program.models import Criterion, CriterionResult
 

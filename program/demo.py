@@ -7,9 +7,8 @@ from datetime import datetime, time, timedelta
 from dateutil.relativedelta import relativedelta
 from django.utils import timezone
 
-from metrics import services as metric_services
 from metrics.models import MetricDefinition, Observation, System, Workload
-from metrics.rollups.maintain import rollups_rebuild
+from metrics.public import definition_version_create, rollups_rebuild
 from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program
 
@@ -207,7 +206,7 @@ def _shadow_period(metric_owner) -> None:
     if MetricDefinition.objects.filter(key=SHADOW_METRIC, version=2).exists():
         return
     v1 = MetricDefinition.objects.get(key=SHADOW_METRIC, status=MetricDefinition.Status.ACTIVE)
-    v2 = metric_services.definition_version_create(
+    v2 = definition_version_create(
         actor=metric_owner, key=SHADOW_METRIC, changes={"excludes": [*v1.excludes, "communication"]}
     )
     rebuilt = System.objects.get(key="rebuilt").pk

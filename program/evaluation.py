@@ -16,13 +16,17 @@ from typing import Any, TypedDict
 
 from django.utils import timezone
 
-from metrics.inference import judge, judge_shift
 from metrics.models import MetricDefinition, System, Workload
-from metrics.selectors import Comparison, comparison_compute
-from metrics.selectors.comparison import comparison_of_sides
-from metrics.selectors.comparison.compute import comparison_of_slices
-from metrics.selectors.comparison.slices import SlicedSides
-from metrics.selectors.comparison.sql import Side
+from metrics.public import (
+    Comparison,
+    Side,
+    SlicedSides,
+    comparison_compute,
+    comparison_of_sides,
+    comparison_of_slices,
+    judge,
+    judge_shift,
+)
 from program.evaluation_groups import worst_group_of
 from program.models import Criterion, CriterionResult
 

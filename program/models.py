@@ -133,7 +133,7 @@ class Gate(models.Model):
     # Set when a definition a criterion pins got a newer active version.
     stale = models.BooleanField(default=False)
     last_evaluated_at = models.DateTimeField(null=True, blank=True)
-    # Set by program.selectors.gate_get: the evaluation whose results the gate page shows.
+    # Set by program.selectors.programs.gate_get: the evaluation whose results the gate page shows.
     latest_evaluation: Evaluation | None
 
     class Meta:

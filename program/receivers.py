@@ -8,8 +8,13 @@ from __future__ import annotations
 from django.dispatch import receiver
 from django.urls import reverse
 
-from metrics.dependents import Dependent, supersede_provider_register
-from metrics.signals import definition_superseded, observations_ingested, rollups_refreshed
+from metrics.public import (
+    Dependent,
+    definition_superseded,
+    observations_ingested,
+    rollups_refreshed,
+    supersede_provider_register,
+)
 from program.models import Gate
 
 

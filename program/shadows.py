@@ -16,7 +16,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from metrics.models import MetricDefinition
-from metrics.selectors.comparison import SidesRequest, sides_fetch_many
+from metrics.public import SidesRequest, sides_fetch_many
 from program.evaluation import criterion_judge, criterion_window_start
 from program.models import Criterion, Program
 

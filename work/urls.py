@@ -1,7 +1,7 @@
 from django.urls import path
 
-from work import views
+from work.pages import home
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", home.home, name="home"),
 ]

@@ -149,3 +149,13 @@ def json_error(problem: JSONProblem, *, field: str = "body") -> ApplicationError
     return ApplicationError(
         f"{named}: {problem.message}", status=400, errors=[{"field": named, "message": problem.message}]
     )
+
+
+class RawBodyParser(parsers.BaseParser):
+    """Hands the body over untouched, for endpoints that decode it themselves (observation ingest in
+    JSON, NDJSON and CSV; OTLP protobuf; incident CSV import), fast."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return stream.read() if stream is not None else b""

@@ -14,7 +14,7 @@ plan_cache_mode applies only to prepared statements and PL/pgSQL. Only this curs
 PL/pgSQL here is pghistory's triggers (inserts of NEW and OLD, one plan for any row), so the setting
 changes nothing else. A statement whose best plan depends on its values must not use this cursor: an
 equality on a skewed column, or a range bounded on both sides, whose rows a generic plan guesses at
-0.5 % of the table whatever the bounds (metrics.observation_page says which pages qualify). Named
+0.5 % of the table whatever the bounds (metrics.api.observations_keyset says which pages qualify). Named
 prepared statements need a session of their own: behind PgBouncer in transaction mode they need its
 max_prepared_statements (docs/scaling.md).
 """

@@ -16,7 +16,7 @@ from core.errors import ApplicationError
 from core.roles import FRAMEWORK_ENGINEERS, require_role
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
 from freeze.selectors import level_at
-from freeze.selectors_exceptions import approvals_enough, exception_allowed_actions
+from freeze.selectors.exceptions import approvals_enough, exception_allowed_actions
 from freeze.services.approval_bar import approval_requirement_apply
 from freeze.services.exception_workflow import (
     MSG_UNNECESSARY,

@@ -22,7 +22,7 @@ from core.notifications import notification_send
 from core.transitions import fsm_sources, require_state
 from freeze.models import Approval, Component, FreezeException, FreezeWindow, Level
 from freeze.selectors import level_at
-from freeze.selectors_exceptions import (
+from freeze.selectors.exceptions import (
     approvals_enough,
     approvals_standing,
     exception_allowed_actions,

@@ -2,7 +2,7 @@
 
 from django import template
 
-from freeze.views_overrides import overrides_panel_context
+from freeze.pages.overrides import overrides_panel_context
 
 register = template.Library()
 

@@ -22,9 +22,8 @@ from django.utils import timezone
 
 from incidents import evidence
 from incidents.vocabulary import incident_metrics_ensure
-from metrics import ingest
 from metrics.models import Observation
-from metrics.services.withdraw import observations_withdraw
+from metrics.public import observations_ingest_rows, observations_withdraw
 
 WEEKLY_SQL = """
 WITH weeks AS (
@@ -131,5 +130,5 @@ def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int
         for row in changed:
             if row["run_id"] in stored:
                 observations_withdraw(definition_ids=definition_ids, run_id=row["run_id"])
-        ingest.observations_ingest_rows(rows=changed, actor=None, source=evidence.SOURCE)
+        observations_ingest_rows(rows=changed, actor=None, source=evidence.SOURCE)
     return len(changed)

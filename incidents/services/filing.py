@@ -27,9 +27,8 @@ from incidents import evidence
 from incidents.models import TIME_FIELDS, BugClass, Incident
 from incidents.services.times import time_order_check
 from incidents.vocabulary import incident_metrics_ensure
-from metrics import ingest
 from metrics.models import System, Workload
-from metrics.services.withdraw import observations_withdraw
+from metrics.public import observations_ingest_rows, observations_withdraw
 
 MSG_ROLE = "Only a framework engineer or a program lead may {action}."
 MSG_TITLE = "Give the incident a title."
@@ -94,7 +93,7 @@ def _write_evidence(incident: Incident, user: User, *, replace: bool) -> None:
     rows = evidence.speed_rows(incident)
     if rows:
         incident_metrics_ensure()
-        ingest.observations_ingest_rows(rows=rows, actor=user, source=evidence.SOURCE)
+        observations_ingest_rows(rows=rows, actor=user, source=evidence.SOURCE)
 
 
 def _notify(incident: Incident, event: str, subject: str, actor: User) -> None:

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from incidents.models import TIME_FIELDS
-from metrics.ingest.rules import CLOCK_SKEW
+from metrics.public import CLOCK_SKEW
 
 MSG_ORDER = "{later} must not be before {earlier}."
 MSG_FUTURE = "{field} must not be in the future."

@@ -1,6 +1,6 @@
 """Metrics API: systems, workloads, the definition registry, observations, ingest and comparisons.
 
-One module per resource; this package re-exports what metrics.api_urls and the other API modules import.
+One module per resource; this package re-exports what metrics.api.urls and the other API modules import.
 """
 
 from metrics.api.comparisons import ComparisonView
@@ -18,7 +18,6 @@ from metrics.api.observations import (
     ObservationFilter,
     ObservationList,
     ObservationOutput,
-    RawBodyParser,
 )
 from metrics.api.references import SystemViewSet, WorkloadViewSet
 from metrics.api.write_rules import WRITE_RULES
@@ -37,7 +36,6 @@ __all__ = [
     "ObservationFilter",
     "ObservationList",
     "ObservationOutput",
-    "RawBodyParser",
     "SystemViewSet",
     "WorkloadViewSet",
 ]

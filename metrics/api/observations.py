@@ -8,16 +8,17 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
 from core.api.filters import UtcDateTimeFilter
+from core.api.parsers import RawBodyParser
 from core.api.permissions import RoleRequired
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
-from metrics import ingest, observation_page, observation_rows, selectors
+from metrics import ingest, observation_rows, selectors
+from metrics.api import observations_keyset
 from metrics.api.write_rules import WRITE_RULES
 from metrics.models import Observation, System, Workload
 
@@ -87,23 +88,14 @@ class ObservationList(generics.ListAPIView):
     pagination_class = NewestFirst
 
     def list(self, request, *args, **kwargs):
-        if observation_page.answers(request.query_params):  # the usual filters: one SQL statement
-            filters = observation_page.cleaned_filters(request.query_params, self.filterset_class)
-            rows = self.paginate_queryset(observation_page.KeysetPage(filters))
+        if observations_keyset.answers(request.query_params):  # the usual filters: one SQL statement
+            filters = observations_keyset.cleaned_filters(request.query_params, self.filterset_class)
+            rows = self.paginate_queryset(observations_keyset.KeysetPage(filters))
         else:
             rows = self.paginate_queryset(
                 observation_rows.page_rows(self.filter_queryset(self.get_queryset()))
             )
         return self.get_paginated_response(observation_rows.rows_as_json(rows, request))
-
-
-class RawBodyParser(BaseParser):
-    """Hands the body over untouched: the ingest service decodes JSON, NDJSON and CSV itself, fast."""
-
-    media_type = "*/*"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        return stream.read() if stream is not None else b""
 
 
 class IngestOutput(serializers.Serializer):

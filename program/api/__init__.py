@@ -1,7 +1,5 @@
-"""The program API, one module per entity: programs (and their phases), gates, migrations.
-
-Criteria, bindings, the approval bar, templates, calibration and actual dates are in the
-program/api_*.py modules beside this package; program.api_urls routes them all."""
+"""The program API, one module per resource: programs (and their phases), gates, migrations, criteria,
+bindings, the approval bar, templates, calibration and actual dates (plan); program.api.urls routes them."""
 
 from program.api.gates import (
     CriterionOutput,

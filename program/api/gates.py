@@ -1,6 +1,6 @@
 """Gates through the API: add one to a phase, read it, evaluate, decide, reopen.
 
-Its criteria (add, edit, delete, attest, re-pin) are in program.api_criteria."""
+Its criteria (add, edit, delete, attest, re-pin) are in program.api.criteria."""
 
 from __future__ import annotations
 

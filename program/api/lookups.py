@@ -17,7 +17,7 @@ def program_or_404(slug: str) -> Program:
 
 
 def program_detail_or_404(slug: str) -> Program:
-    """The program with its phases, gates and migrations (program.selectors.program_get)."""
+    """The program with its phases, gates and migrations (program.selectors.programs.program_get)."""
     try:
         return selectors.program_get(slug)
     except Program.DoesNotExist:
@@ -25,7 +25,7 @@ def program_detail_or_404(slug: str) -> Program:
 
 
 def gate_detail_or_404(pk: int) -> Gate:
-    """The gate with its criteria, latest results and decisions (program.selectors.gate_get)."""
+    """The gate with its criteria, latest results and decisions (program.selectors.programs.gate_get)."""
     try:
         return selectors.gate_get(pk)
     except Gate.DoesNotExist:

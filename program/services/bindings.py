@@ -18,7 +18,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from metrics.models import MetricDefinition, Workload
-from metrics.selectors import definition_resolve
+from metrics.public import definition_resolve
 from program.blueprints import Slot, blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Program
 from program.services.gate_queue import gate_evaluation_queue

@@ -17,7 +17,7 @@ from core.errors import ApplicationError
 from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition
-from metrics.selectors.comparison.tags import group_by_check, tag_filters_check
+from metrics.public import group_by_check, tag_filters_check
 from program.evaluation import distribution_null_ratio
 from program.models import Criterion, Gate
 from program.services.gate_queue import gate_evaluation_queue

@@ -21,7 +21,7 @@ from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
-from metrics.rollups.read import Window, rollup_summaries, rollups_answer
+from metrics.public import Window, rollup_summaries, rollups_answer
 from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase, Program
 

@@ -1,5 +1,5 @@
 """{% bindings_panel program %}: the program page's Bindings panel, with its own queries, so the
-page view does not change to show it (program/views_bindings.py takes its form's POST)."""
+page view does not change to show it (program/pages/bindings.py takes its form's POST)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django import template
 
 from core.roles import PROGRAM_LEADS, has_role
 from metrics.models import MetricDefinition, Workload
-from program.selectors_bindings import program_bindings
+from program.selectors.bindings import program_bindings
 
 register = template.Library()
 

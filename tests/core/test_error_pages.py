@@ -13,7 +13,7 @@ from django.test import Client, RequestFactory
 from django.urls import path
 
 from config import urls as real_urls
-from core.views import server_error
+from core.pages.site import server_error
 
 
 def boom(request):

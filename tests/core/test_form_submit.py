@@ -1,10 +1,10 @@
-"""core.forms.form_submit: the page form's flow around one service call."""
+"""core.pages.form_submit.form_submit: the page form's flow around one service call."""
 
 import pytest
 from django import forms
 
 from core.errors import ApplicationError
-from core.forms import form_submit
+from core.pages.form_submit import form_submit
 
 
 class NameForm(forms.Form):

@@ -13,7 +13,7 @@ from django.utils import timezone
 from core.errors import ApplicationError
 from core.models import Transition
 from freeze import services
-from freeze.selectors_exceptions import approval_progress
+from freeze.selectors.exceptions import approval_progress
 from program import services as program_services
 from program.blueprints.schema import BlueprintError, blueprint_check
 from program.models import Gate, Phase, Program

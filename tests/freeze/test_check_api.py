@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from core.api.plain_json import plain
 from freeze import services
-from freeze.api_check import CheckOutput, check_as_dict
+from freeze.api.check import CheckOutput, check_as_dict
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 from freeze.selectors import freeze_check
 from tests.freeze.factories import freeze_setup, submitted_exception

@@ -11,7 +11,7 @@ from core.models import NotificationReceipt
 from freeze import services
 from freeze.models import FreezeException
 from freeze.selectors import exceptions_awaiting
-from freeze.selectors_exceptions import exception_allowed_actions, exception_approvers
+from freeze.selectors.exceptions import exception_allowed_actions, exception_approvers
 from freeze.services import exception_workflow
 from tests.conftest import make_user
 from tests.freeze.factories import draft_exception, freeze_setup, submitted_exception

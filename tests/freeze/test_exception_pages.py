@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from freeze import services
 from freeze.models import FreezeException
-from freeze.views_exceptions import PAGE_SIZE
+from freeze.pages.exceptions import PAGE_SIZE
 from tests.conftest import make_user
 from tests.freeze.factories import draft_exception, freeze_setup, submitted_exception
 

@@ -1,4 +1,4 @@
-"""The newest-first list without `metric` reads the observation_utc_time index (metrics.observation_page):
+"""The newest-first list without `metric` reads the observation_utc_time index (metrics.api.observations_keyset):
 every page, forwards and back, is the plain ORDER BY query's page whatever the rows' spread in time —
 future rows, ties, months apart, years apart in DEFAULT — rows arriving between pages are neither lost
 nor repeated, a page reads its rows from the index starting at its cursor (no sort of the table, newer

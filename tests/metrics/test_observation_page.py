@@ -1,4 +1,4 @@
-"""The observations list's one-statement page (metrics.observation_page) answers byte for byte what
+"""The observations list's one-statement page (metrics.api.observations_keyset) answers byte for byte what
 the FilterSet, the ORM queryset, DRF's CursorPagination and ObservationOutput answer, on every page
 forwards and back, ties on observed_at across page boundaries included; in one query."""
 

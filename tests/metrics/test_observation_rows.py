@@ -52,7 +52,7 @@ def test_a_page_runs_the_same_queries_whatever_its_size(as_user, viewer, stored,
     client.get(URL, params)  # the names are cached from here on
     small, large = count(2), count(50)
     # The page; across metrics a page the NEAR days cannot fill asks again over all time (here 30 rows
-    # fill a page of 2, not one of 50: metrics.observation_page). Never a query per row.
+    # fill a page of 2, not one of 50: metrics.api.observations_keyset). Never a query per row.
     assert small <= large <= 2
 
 

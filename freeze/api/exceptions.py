@@ -1,0 +1,280 @@
+"""Freeze exception API: the list (filtered on the effective status), detail and edit, and one endpoint
+per action, each a call of the exception_act service the pages use too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.permissions import RoleRequired
+from core.api.serializers import KeyRelatedField, ReasonInput
+from core.errors import ApplicationError
+from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from freeze import selectors, services
+from freeze.api.windows import WRITE_RULES
+from freeze.models import Approval, Component, FreezeException, FreezeWindow
+from freeze.selectors.exceptions import exception_allowed_actions
+from metrics.models import MetricDefinition
+
+
+class ApprovalOutput(serializers.Serializer):
+    approver = serializers.CharField(source="approver.username")
+    verdict = serializers.CharField()
+    comment = serializers.CharField()
+    as_program_lead = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    dismissed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ExceptionOutput(serializers.ModelSerializer):
+    component = serializers.CharField(source="component.key")
+    window = serializers.IntegerField(source="window_id")
+    requester = serializers.CharField(source="requester.username")
+    last_editor = serializers.CharField(source="last_editor.username")
+    status = serializers.SerializerMethodField(
+        help_text="The effective status: expired once the change window ended."
+    )
+    approvals = serializers.SerializerMethodField()
+    affected_metrics = serializers.SerializerMethodField(help_text="Keys of the gate metrics it may affect.")
+
+    class Meta:
+        model = FreezeException
+        fields = [
+            "id",
+            "component",
+            "window",
+            "requester",
+            "last_editor",
+            "title",
+            "change",
+            "justification",
+            "risk",
+            "rollback_plan",
+            "change_starts_at",
+            "change_ends_at",
+            "status",
+            "required_approvals",
+            "requires_lead_approval",
+            "approval_rule",
+            "affected_metrics",
+            "submitted_at",
+            "decided_at",
+            "closing_reason",
+            "approvals",
+        ]
+
+    def get_status(self, obj) -> str:
+        # Lists read the queryset's annotation (the same expression the ?status= filter uses).
+        return getattr(obj, "current_status", None) or obj.effective_status
+
+    def get_affected_metrics(self, obj) -> list[str]:
+        return sorted({m.key for m in obj.affected_metrics.all()})
+
+    def get_approvals(self, obj) -> list[dict[str, Any]]:
+        approvals = getattr(obj, "prefetched_approvals", None)
+        if approvals is None:
+            approvals = obj.approvals.select_related("approver")
+        return list(ApprovalOutput(approvals, many=True).data)
+
+
+def affected_metrics_field() -> serializers.RelatedField:
+    """Active gate metrics by key; an unknown key is a 400 naming `affected_metrics`."""
+    return KeyRelatedField(
+        slug_field="key",
+        queryset=MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE),
+        many=True,
+        required=False,
+        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
+        "revoked or expires.",
+    )
+
+
+def metric_keys(validated: dict) -> dict:
+    """The services take metric keys (the pages send keys too)."""
+    if "affected_metrics" in validated:
+        return {**validated, "affected_metrics": [m.key for m in validated["affected_metrics"]]}
+    return dict(validated)
+
+
+class ExceptionInput(serializers.Serializer):
+    component = KeyRelatedField(slug_field="key", queryset=Component.objects.all())
+    window = serializers.PrimaryKeyRelatedField(
+        queryset=FreezeWindow.objects.all(),
+        required=False,
+        help_text="Defaults to the window in force at change_starts_at.",
+    )
+    title = serializers.CharField(max_length=160)
+    change = serializers.CharField()
+    justification = serializers.CharField()
+    risk = serializers.ChoiceField(choices=FreezeException.Risk.choices)
+    rollback_plan = serializers.CharField()
+    change_starts_at = serializers.DateTimeField()
+    change_ends_at = serializers.DateTimeField()
+    affected_metrics = affected_metrics_field()
+
+
+class ExceptionEditInput(serializers.Serializer):
+    title = serializers.CharField(max_length=160, required=False)
+    change = serializers.CharField(required=False)
+    justification = serializers.CharField(required=False)
+    risk = serializers.ChoiceField(choices=FreezeException.Risk.choices, required=False)
+    rollback_plan = serializers.CharField(required=False)
+    change_starts_at = serializers.DateTimeField(required=False)
+    change_ends_at = serializers.DateTimeField(required=False)
+    affected_metrics = affected_metrics_field()
+
+
+def _with_approvals(queryset):
+    return queryset.prefetch_related(
+        "affected_metrics",
+        Prefetch(
+            "approvals", queryset=Approval.objects.select_related("approver"), to_attr="prefetched_approvals"
+        ),
+    )
+
+
+def effective_status_filter(queryset, value: str | None):
+    """?status= filters on the effective status, what the answer shows: an approved exception whose
+    change window ended is in an `expired` list, never an `approved` one."""
+    if not value:
+        return queryset
+    if value not in FreezeException.Status.values:
+        raise ApplicationError(
+            f"Unknown status '{value}': use one of {', '.join(FreezeException.Status.values)}.",
+            status=400,
+            field="status",
+        )
+    return queryset.filter(current_status=value)
+
+
+class ExceptionListInput(serializers.Serializer):
+    """The list's filters that name rows: an unknown key or id is a 400 naming the parameter."""
+
+    risk = serializers.ChoiceField(choices=FreezeException.Risk.choices, required=False)
+    component__key = KeyRelatedField(
+        slug_field="key", queryset=Component.objects.all(), required=False, help_text="The component's key"
+    )
+    window = serializers.PrimaryKeyRelatedField(
+        queryset=FreezeWindow.objects.all(), required=False, help_text="The freeze window's id"
+    )
+
+
+def exception_list_filter(queryset, params):
+    query = ExceptionListInput(data=params)
+    query.is_valid(raise_exception=True)
+    wanted = query.validated_data
+    if "risk" in wanted:
+        queryset = queryset.filter(risk=wanted["risk"])
+    if "component__key" in wanted:
+        queryset = queryset.filter(component=wanted["component__key"])
+    if "window" in wanted:
+        queryset = queryset.filter(window=wanted["window"])
+    return queryset
+
+
+@extend_schema(
+    tags=["freeze"],
+    parameters=[
+        ExceptionListInput,
+        OpenApiParameter(
+            "status", str, enum=FreezeException.Status.values, description="The effective status"
+        ),
+        OpenApiParameter("mine", bool, description="Only my requests"),
+        OpenApiParameter("awaiting", bool, description="Only exceptions awaiting my approval"),
+    ],
+)
+class ExceptionList(generics.ListAPIView):
+    serializer_class = ExceptionOutput
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["exception_create"]
+    filter_backends: list = []  # exception_list_filter reads the query (its keys through KeyRelatedField)
+
+    def get_queryset(self):
+        params = self.request.query_params
+        if params.get("awaiting") in ("1", "true"):
+            queryset = selectors.exceptions_awaiting(self.request.user)
+        else:
+            queryset = selectors.exceptions_list()
+        if params.get("mine") in ("1", "true"):
+            queryset = queryset.filter(requester=self.request.user)
+        queryset = exception_list_filter(queryset, params)
+        return _with_approvals(effective_status_filter(queryset, params.get("status")))
+
+    @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
+    def post(self, request):
+        data = ExceptionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        exception = services.exception_create(actor=request.user, **metric_keys(data.validated_data))
+        return Response(ExceptionOutput(exception).data, status=status.HTTP_201_CREATED)
+
+
+def _exception(pk: int) -> FreezeException:
+    return get_object_or_404(_with_approvals(selectors.exceptions_list()), pk=pk)
+
+
+@extend_schema(tags=["freeze"])
+class ExceptionDetail(APIView):
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["exception_edit"]
+
+    @extend_schema(responses=ExceptionOutput)
+    def get(self, request, pk):
+        return Response(ExceptionOutput(_exception(pk)).data)
+
+    @extend_schema(request=ExceptionEditInput, responses=ExceptionOutput)
+    def patch(self, request, pk):
+        data = ExceptionEditInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.exception_edit(
+            actor=request.user, exception=_exception(pk), changes=metric_keys(data.validated_data)
+        )
+        return Response(ExceptionOutput(_exception(pk)).data)
+
+
+class CommentInput(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+def _action_view(name: str, input_serializer):
+    class View(APIView):
+        permission_classes = [RoleRequired]
+        write_rule = WRITE_RULES[f"exception_{name}"]
+
+        def check_permissions(self, request):
+            super().check_permissions(request)
+            if request.method == "POST":
+                # The actor rule, before the body too: 404 for no such exception, else 403.
+                exception_allowed_actions(request.user, _exception(self.kwargs["pk"])).require(name)
+
+        @extend_schema(
+            tags=["freeze"],
+            request=input_serializer,
+            responses=ExceptionOutput,
+            operation_id=f"freeze_exceptions_{name}",
+            parameters=[IDEMPOTENCY_KEY],
+        )
+        @idempotent
+        def post(self, request, pk):
+            data = input_serializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            text = data.validated_data.get("reason", data.validated_data.get("comment", ""))
+            services.exception_act(actor=request.user, exception=_exception(pk), action=name, text=text)
+            return Response(ExceptionOutput(_exception(pk)).data)
+
+    View.__name__ = f"Exception{name.title()}"
+    View.__doc__ = f"{name.title()} a freeze exception."
+    return View
+
+
+ExceptionSubmit = _action_view("submit", CommentInput)
+ExceptionApprove = _action_view("approve", CommentInput)
+ExceptionReject = _action_view("reject", ReasonInput)
+ExceptionWithdraw = _action_view("withdraw", ReasonInput)
+ExceptionRevoke = _action_view("revoke", ReasonInput)

@@ -1,0 +1,212 @@
+"""Freeze exception pages: the all-exceptions list, the queues, the form (with its level hint), the
+exception page and its actions. Every action goes through services.exception_act, as the API does;
+every button comes from exception_allowed_actions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from core.audit import transitions_for
+from core.pages.form_submit import form_submit
+from core.pages.guards import role_required
+from core.roles import FRAMEWORK_ENGINEERS, has_role
+from freeze import selectors, services
+from freeze.models import Component, FreezeException, FreezeWindow
+from freeze.pages.forms import DecisionForm, ExceptionFilterForm, ExceptionForm
+from freeze.selectors.exceptions import (
+    approval_needs,
+    approval_progress,
+    component_levels_at,
+    exception_allowed_actions,
+    exception_approvers,
+    exception_for_page,
+    exception_level_hint,
+)
+from freeze.services.exception_edits import EDITABLE
+from freeze.services.exception_workflow import ACT_ACTIONS
+
+PAGE_SIZE = 25
+DONE = {
+    "submit": "Submitted: the approvers have been notified.",
+    "approve": "Your approval is recorded.",
+    "reject": "Rejected: the requester has been notified.",
+    "withdraw": "Withdrawn.",
+    "revoke": "Revoked: the change is no longer allowed.",
+}
+
+
+@require_GET
+def exceptions_all(request):
+    """Every exception, filtered on the effective status, component, risk, window and requester, with
+    counts per status (of the other filters' rows) and pages of PAGE_SIZE: five queries."""
+    form = ExceptionFilterForm(request.GET or None)
+    filters, status = {}, ""
+    if form.is_valid():
+        data = form.cleaned_data
+        status = data["status"]
+        filters = {key: data[key] for key in ("component", "risk", "window", "requester") if data[key]}
+    # Counted on the bare rows: the list's approval-count join would count each approval.
+    counted = dict(
+        FreezeException.objects.with_effective_status()
+        .filter(**filters)
+        .order_by()
+        .values_list("current_status")
+        .annotate(n=Count("pk"))
+    )
+    counts = [(value, label, counted.get(value, 0)) for value, label in FreezeException.Status.choices]
+    rows = selectors.exceptions_list().filter(**filters)
+    if status:
+        rows = rows.filter(current_status=status)
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    without_status = query.copy()
+    without_status.pop("status", None)
+    context = {
+        "query_without_status": without_status.urlencode(),
+        "perms_file": has_role(request.user, FRAMEWORK_ENGINEERS),
+        "form": form,
+        "page": page,
+        "counts": counts,
+        "total": sum(counted.values()),
+        "status": status,
+        "query": query.urlencode(),
+    }
+    return render(request, "freeze/exceptions_all.html", context)
+
+
+def _form_levels() -> dict[int, str]:
+    return component_levels_at(timezone.now())
+
+
+@role_required(FRAMEWORK_ENGINEERS, action="file freeze exceptions")
+def exception_new(request):
+    initial = {"component": request.GET.get("component")}
+    form = ExceptionForm(request.POST or None, initial=initial, levels=_form_levels())
+    status = 200
+    if request.method == "POST":
+        sent = form_submit(form, lambda data: services.exception_create(actor=request.user, **data))
+        if sent.ok:
+            exception = sent.value
+            messages.success(request, "Draft saved. Submit it when it is ready for review.")
+            return redirect("freeze:exception", pk=exception.pk)
+        status = sent.status
+    return render(request, "freeze/exception_form.html", {"form": form}, status=status)
+
+
+def exception_edit(request, pk: int):
+    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    allowed = exception_allowed_actions(request.user, exception)
+    allowed.require("edit")
+    if not allowed.edit:
+        messages.error(request, f"A {exception.effective_status} exception cannot be edited.")
+        return redirect("freeze:exception", pk=pk)
+    initial = {field: getattr(exception, field) for field in EDITABLE}
+    initial["affected_metrics"] = sorted({m.key for m in exception.affected_metrics.all()})
+    form = ExceptionForm(
+        request.POST or None,
+        initial={**initial, "component": exception.component.key, "window": exception.window},
+    )
+    form.fields["component"].disabled = form.fields["window"].disabled = True
+    status = 200
+    if request.method == "POST":
+        sent = form_submit(
+            form,
+            lambda data: services.exception_edit(
+                actor=request.user,
+                exception=exception,
+                changes={f: data[f] for f in (*EDITABLE, "affected_metrics")},
+            ),
+        )
+        if sent.ok:
+            messages.success(request, "Saved. A material change after submission needs approval again.")
+            return redirect("freeze:exception", pk=pk)
+        status = sent.status
+    context = {
+        "form": form,
+        "exception": exception,
+        "hint": _hint(exception.component, exception.window, exception.change_starts_at),
+    }
+    return render(request, "freeze/exception_form.html", context, status=status)
+
+
+def _hint(component, window, moment):
+    return exception_level_hint(component, moment or timezone.now(), window)
+
+
+def _moment(value: str, time: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(f"{value}T{time or '00:00'}").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+@require_GET
+def exception_level(request):
+    """The form's level hint (an htmx fragment): the level the exception will meet for the component
+    and window chosen, at the change start typed (now until one is)."""
+    component = Component.objects.filter(key=request.GET.get("component", "")).first()
+    window_id = request.GET.get("window", "")
+    window = FreezeWindow.objects.filter(pk=window_id).first() if window_id.isdigit() else None
+    moment = _moment(request.GET.get("change_starts_at_0", ""), request.GET.get("change_starts_at_1", ""))
+    hint = _hint(component, window, moment) if component is not None else None
+    return render(request, "freeze/_level_hint.html", {"hint": hint})
+
+
+@require_GET
+def queues(request):
+    mine = selectors.exceptions_list().filter(requester=request.user)
+    awaiting = selectors.exceptions_awaiting(request.user)
+    return render(request, "freeze/queues.html", {"mine": mine, "awaiting": awaiting})
+
+
+def _exception_context(request, pk: int, form=None) -> dict:
+    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    approvers = exception_approvers(exception)
+    return {
+        "exception": exception,
+        "history": transitions_for(exception).order_by("-at", "-id"),
+        "actions": exception_allowed_actions(request.user, exception),
+        "approvers": approvers,
+        "needs": approval_needs(exception, approvers),
+        "progress": approval_progress(exception),
+        "authors": sorted(exception.authors.all(), key=lambda u: u.username),
+        "form": form or DecisionForm(),
+    }
+
+
+@require_GET
+def exception_detail(request, pk: int):
+    return render(request, "freeze/exception_detail.html", _exception_context(request, pk))
+
+
+@require_POST
+def exception_act(request, pk: int, action: str):
+    if action not in ACT_ACTIONS:
+        raise Http404(f"No action '{action}'.")
+    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    exception_allowed_actions(request.user, exception).require(action)
+    form = DecisionForm(request.POST)
+    sent = form_submit(
+        form,
+        lambda data: services.exception_act(
+            actor=request.user, exception=exception, action=action, text=data["comment"]
+        ),
+        fallback_field="comment",
+    )
+    if sent.ok:
+        messages.success(request, DONE[action])
+        if not request.htmx:
+            return redirect("freeze:exception", pk=pk)
+        return render(request, "freeze/_exception_body.html", _exception_context(request, pk, None))
+    # Bad input or someone acted first: show why and keep the comment typed.
+    template = "freeze/_exception_body.html" if request.htmx else "freeze/exception_detail.html"
+    return render(request, template, _exception_context(request, pk, form), status=sent.status)

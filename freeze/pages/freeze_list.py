@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from core.errors import ApplicationError
+from core.pages.form_submit import form_submit
+from core.pages.guards import role_required
+from core.roles import PROGRAM_LEADS, has_role
+from freeze import selectors, services
+from freeze.history import CAPPED, window_history
+from freeze.models import FreezeWindow
+from freeze.pages.forms import levels_form_class
+
+
+def _table_moment(window: FreezeWindow | None, now):
+    """The moment the table shows: now, or when the chosen window (not in force now) starts."""
+    if window is None or window.contains(now):
+        return now
+    return window.starts_at
+
+
+@require_GET
+def freeze_list(request, window_id: int | None = None):
+    """One table: components by layer × the windows in force now (or when the chosen window is),
+    with the chosen window's history below."""
+    now = timezone.now()
+    windows = list(FreezeWindow.objects.select_related("program").order_by("starts_at", "pk"))
+    if window_id:
+        window = next((w for w in windows if w.pk == window_id), None)
+        if window is None:
+            raise Http404("No such freeze window.")
+    else:
+        window = selectors.current_window(now)
+    moment = _table_moment(window, now)
+    # Each column shows the span in force: a recurring window's occurrence, not its whole season.
+    columns = []
+    for span in selectors.in_force_at(moment):
+        span.window.shown_span = (span.starts_at, span.ends_at)
+        columns.append(span.window)
+    if window is not None and window not in columns:
+        window.shown_span = (window.starts_at, window.ends_at)
+        columns.append(window)
+    context = {
+        "window": window,
+        "now": now,
+        "moment": moment,
+        "in_force": window is not None and window.contains(now),
+        "columns": columns,
+        "layers": selectors.freeze_list(columns, now),
+        "window_groups": _window_groups(windows, now),
+        "upcoming": [w for w in windows if w.starts_at > now][:5],
+        "history": window_history(window, size=CAPPED) if window else None,
+        "can_edit": has_role(request.user, PROGRAM_LEADS),
+    }
+    return render(request, "freeze/freeze_list.html", context)
+
+
+def _window_groups(windows: list[FreezeWindow], now) -> list[tuple[str, list[FreezeWindow]]]:
+    """The window picker's groups: in force now, upcoming, ended."""
+    groups: dict[str, list[FreezeWindow]] = {"In force now": [], "Upcoming": [], "Ended": []}
+    for w in windows:
+        key = "Upcoming" if w.starts_at > now else "Ended" if w.ends_at <= now else "In force now"
+        groups[key].append(w)
+    return [(name, items) for name, items in groups.items() if items]
+
+
+def _levels_page(request, window: FreezeWindow, form=None, import_error: str = "", status: int = 200):
+    rows = selectors.window_levels(window)
+    if form is None:
+        form = levels_form_class(rows, window.default_level)(
+            initial={r["component"].key: r["level"] for r in rows}
+        )
+    context = {"window": window, "form": form, "rows": rows, "import_error": import_error}
+    return render(request, "freeze/levels_edit.html", context, status=status)
+
+
+def _changed_message(changed: int, window: FreezeWindow) -> str:
+    if changed == 0:
+        return f"No level changed in '{window.name}': every level was already as chosen."
+    return f"{changed} level{'s' if changed != 1 else ''} changed in '{window.name}'."
+
+
+@role_required(PROGRAM_LEADS, action="set freeze levels")
+def levels_edit(request, window_id: int):
+    window = get_object_or_404(FreezeWindow, pk=window_id)
+    if request.method != "POST":
+        return _levels_page(request, window)
+    rows = selectors.window_levels(window)
+    form = levels_form_class(rows, window.default_level)(request.POST)
+    # The service writes only the rows whose level really changes.
+    sent = form_submit(
+        form,
+        lambda data: services.freeze_levels_set(
+            actor=request.user,
+            window=window,
+            levels={key: level for key, level in data.items() if key != "reason"},
+            reason=data["reason"],
+        ),
+    )
+    if sent.ok:
+        changed = sent.value
+        messages.success(request, _changed_message(changed, window))
+        return redirect("freeze:window", window_id=window.pk)
+    return _levels_page(request, window, form=form, status=sent.status)
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="set freeze levels")
+def levels_import(request, window_id: int):
+    window = get_object_or_404(FreezeWindow, pk=window_id)
+    try:
+        changed = services.freeze_levels_import(
+            actor=request.user, window=window, file=request.FILES.get("file")
+        )
+    except ApplicationError as exc:
+        # Shown next to the file input, with the service's status (400 for a bad file).
+        detail = "; ".join(e["message"] for e in exc.errors if e.get("field") != "file")
+        return _levels_page(
+            request, window, import_error=f"{exc.message} {detail}".strip(), status=exc.status
+        )
+    messages.success(request, f"Imported: {_changed_message(changed, window)}")
+    return redirect("freeze:window", window_id=window.pk)

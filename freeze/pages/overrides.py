@@ -1,0 +1,85 @@
+"""Break-glass override pages: the panel on the freeze list, opening one, reviewing one (leads)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from core.pages.form_submit import form_submit
+from core.pages.guards import role_required
+from core.roles import PROGRAM_LEADS, has_role
+from freeze import services
+from freeze.models import FreezeOverride
+from freeze.pages.overrides_forms import OverrideForm, ReviewForm
+
+
+def _overrides():
+    return FreezeOverride.objects.select_related("component", "opened_by", "reviewed_by")
+
+
+def overrides_panel_context(request) -> dict:
+    """In force now and awaiting review (oldest first): two queries, plus the form's components."""
+    now = timezone.now()
+    user = request.user
+    awaiting = list(_overrides().filter(reviewed_at__isnull=True).order_by("starts_at", "pk"))
+    for override in awaiting:
+        override.may_review = has_role(user, PROGRAM_LEADS) and override.opened_by_id != user.pk
+    return {
+        "in_force": list(_overrides().filter(starts_at__lte=now, ends_at__gt=now).order_by("ends_at", "pk")),
+        "awaiting": awaiting,
+        "can_open": has_role(user, PROGRAM_LEADS),
+        "open_form": OverrideForm(initial={"ends_at": OverrideForm.default_end()}),
+        "review_form": ReviewForm(),
+        "request": request,
+    }
+
+
+def _back() -> str:
+    return reverse("freeze:list") + "#overrides"
+
+
+@role_required(PROGRAM_LEADS, action="open break-glass overrides")
+def override_new(request):
+    form = OverrideForm(request.POST or None, initial={"ends_at": OverrideForm.default_end()})
+    status = 200
+    if request.method == "POST":
+        sent = form_submit(
+            form,
+            lambda data: services.override_open(actor=request.user, **data),
+            fallback_field="ends_at",
+        )
+        if sent.ok:
+            override = sent.value
+            messages.success(
+                request,
+                f"Override #{override.pk} opened: {override.component.key} may change until "
+                f"{override.ends_at:%Y-%m-%d %H:%M} UTC. The owner team and the leads were told; "
+                "another lead reviews it within 72 h.",
+            )
+            return redirect(_back())
+        status = sent.status
+    return render(request, "freeze/override_form.html", {"form": form}, status=status)
+
+
+@role_required(PROGRAM_LEADS, action="review break-glass overrides")
+def override_review(request, pk: int):
+    override = get_object_or_404(_overrides(), pk=pk)
+    services.override_reviewer_check(actor=request.user, override=override)  # the opener: styled 403
+    form = ReviewForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        sent = form_submit(
+            form,
+            lambda data: services.override_review(
+                actor=request.user, override=override, note=data["review_note"]
+            ),
+            fallback_field="review_note",
+        )
+        if sent.ok:
+            messages.success(request, f"Review of override #{override.pk} recorded.")
+            return redirect(_back())
+        status = sent.status
+    context = {"override": override, "form": form}
+    return render(request, "freeze/override_review.html", context, status=status)

@@ -1,0 +1,113 @@
+"""POST /otlp/v1/metrics: the OTLP/HTTP metrics receiver (protobuf or JSON, optionally gzip).
+
+Auth is the API token, sent as `Authorization: Token …` or `Bearer …` (what OTel exporters' header
+settings produce), with the batch endpoint's ingest permission. The body goes to the ingest service
+as it came (metrics.ingest). The answer is an ExportMetricsServiceResponse in the request's content
+type; rejected points are counted in its partial_success. Errors (401, 403, 400, 413, 415) keep the
+API's one error shape in JSON.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.views import APIView
+
+from core.api.errors import PayloadTooLarge
+from core.api.parsers import RawBodyParser
+from core.api.permissions import RoleRequired
+from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
+from metrics.api import WRITE_RULES
+from metrics.ingest import observations_ingest_otlp
+from metrics.ingest.formats import otlp
+
+
+class TokenOrBearerAuthentication(TokenAuthentication):
+    """DRF's token, also accepted under the `Bearer` keyword."""
+
+    def authenticate(self, request):
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if header[:7].lower() == "bearer ":
+            request.META["HTTP_AUTHORIZATION"] = f"{self.keyword} {header[7:].strip()}"
+        return super().authenticate(request)
+
+
+class TokenOrBearerScheme(OpenApiAuthenticationExtension):
+    """The schema's name for it; DRF's own token scheme is already called tokenAuth."""
+
+    target_class = TokenOrBearerAuthentication
+    name = "tokenOrBearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "The API token as `Token <key>` or `Bearer <key>`.",
+        }
+
+
+class JsonErrorsOnly(BaseContentNegotiation):
+    """Exporters send `Accept: */*` or a protobuf type; errors are rendered as JSON either way, and the
+    success answer is written by the view in the request's own type."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class PartialSuccessOutput(serializers.Serializer):
+    rejectedDataPoints = serializers.CharField(help_text="int64, as the protobuf JSON mapping writes it.")
+    errorMessage = serializers.CharField()
+
+
+class ExportMetricsOutput(serializers.Serializer):
+    partialSuccess = PartialSuccessOutput(required=False, help_text="Only when points were rejected.")
+
+
+@extend_schema(
+    tags=["metrics"],
+    summary="Receive OTLP/HTTP metrics",
+    request={"application/x-protobuf": OpenApiTypes.BINARY, "application/json": OpenApiTypes.OBJECT},
+    parameters=[IDEMPOTENCY_KEY],
+    responses={
+        (200, "application/json"): ExportMetricsOutput,
+        (200, "application/x-protobuf"): OpenApiTypes.BINARY,
+    },
+)
+class OtlpMetricsReceiver(APIView):
+    """An ExportMetricsServiceRequest; gauge and sum points are stored as observations, histogram points
+    as their mean. Points that break an ingest rule are counted in partial_success, the rest stored."""
+
+    authentication_classes = [TokenOrBearerAuthentication]
+    content_negotiation_class = JsonErrorsOnly
+    parser_classes = [RawBodyParser]
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["observations_ingest_otlp"]
+
+    def post(self, request):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit:
+            raise PayloadTooLarge(f"The body exceeds {limit:,} bytes; export smaller batches.")
+        content_type = request.content_type or ""
+        result = observations_ingest_otlp(
+            body=request.data if isinstance(request.data, bytes) else b"",
+            content_type=content_type,
+            content_encoding=request.headers.get("Content-Encoding", ""),
+            actor=request.user,
+            client=request.headers.get("User-Agent", ""),
+            idempotency_key=idempotency_key(request),
+        )
+        payload, media_type = otlp.response_encode(len(result.rejected), result.error_message, content_type)
+        response = HttpResponse(payload, content_type=media_type, status=200)
+        if result.replayed:
+            response[REPLAY_HEADER] = "true"
+        return response

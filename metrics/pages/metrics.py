@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+from rest_framework.exceptions import ValidationError
+
+from core.api.errors import flatten_errors
+from core.audit import transitions_for_many
+from core.charts import compare_bars, line_chart
+from core.errors import ApplicationError
+from core.roles import METRIC_OWNERS, has_role
+from metrics import selectors
+from metrics.boundary import boundary_sentence, definition_changes
+from metrics.models import MetricDefinition, PullSource, System
+from metrics.pages.comparison_slicing import group_cards, page_params, recent_tag_keys, tags_as_text
+from metrics.pages.metrics_forms import ComparisonForm, RegistryFilterForm
+from metrics.selectors.comparison.tags import tag_filters_text
+from metrics.wording import METHODS, comparison_sentence
+
+
+@require_GET
+def registry(request):
+    teams = sorted(set(MetricDefinition.objects.values_list("owner_team", flat=True)))
+    form = RegistryFilterForm(request.GET or None, teams=teams)
+    filters = form.cleaned_data if form.is_valid() else {}
+    definitions = selectors.definitions_latest(
+        owner_team=filters.get("owner_team"), status=filters.get("status")
+    )
+    rows = [(d, boundary_sentence(d)) for d in definitions]
+    template = "metrics/_registry_rows.html" if request.htmx else "metrics/registry.html"
+    context = {"rows": rows, "form": form, "can_register": has_role(request.user, METRIC_OWNERS)}
+    return render(request, template, context)
+
+
+@require_GET
+def metric_detail(request, key: str):
+    """`key`: the active version (else the newest); `key@N`: that version, whatever its status. Either
+    way the page shows that version's own observations, and links every other version."""
+    try:
+        definition = (
+            selectors.definition_resolve(key, field="key", in_path=True)
+            if "@" in key
+            else selectors.definition_get(key)
+        )
+    except ApplicationError as exc:
+        raise Http404(exc.message) from exc
+    versions = list(selectors.definition_versions(definition.key))
+    history = []
+    for newer, older in zip(versions, [*versions[1:], None], strict=True):
+        history.append({"definition": newer, "changes": definition_changes(older, newer) if older else []})
+    transitions = transitions_for_many(MetricDefinition, [v.pk for v in versions]).order_by("-at")
+    series = selectors.series_daily(definition)
+    charts = [
+        {
+            "workload": workload,
+            "svg": line_chart(
+                {system: [(day, median) for day, median, _ in points] for system, points in systems.items()},
+                unit=f"daily median, {definition.unit}",
+            ),
+            "counts": {system: sum(n for *_, n in points) for system, points in systems.items()},
+        }
+        for workload, systems in series.items()
+    ]
+    return render(
+        request,
+        "metrics/metric_detail.html",
+        {
+            "definition": definition,
+            "boundary": boundary_sentence(definition),
+            "history": history,
+            "transitions": transitions,
+            "charts": charts,
+            "systems": System.objects.all(),
+            "versions": versions,
+            # Prometheus pull sources of this metric (any version: rows are pulled by key).
+            "pull_sources": PullSource.objects.filter(definition__key=definition.key)
+            .select_related("system")
+            .order_by("system__key"),
+            "can_manage": has_role(request.user, METRIC_OWNERS),
+            "compare_metric": definition.key if definition.status == "active" else definition.ref,
+        },
+    )
+
+
+@require_GET
+def comparison_page(request):
+    data = request.GET.copy()
+    if "tags" not in data and any(name.startswith("tags.") for name in data):
+        data["tags"] = tags_as_text(request.GET)  # a link with the API's parameters, shown in the box
+    metric = request.GET.get("metric")
+    form = ComparisonForm(data or None, tag_keys=recent_tag_keys(metric) if metric else ())
+    result = error = chart = None
+    if metric:
+        try:
+            result = selectors.comparison_from_query(page_params(request.GET))
+        except ApplicationError as exc:
+            # Tag parameters are named in the message's field: which one the page's text box made.
+            field = exc.errors[0]["field"] if exc.errors else None
+            error = f"{field}: {exc.message}" if field and field.startswith("tags") else exc.message
+        except ValidationError as exc:  # from the query contract the API shares
+            error = "; ".join(f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail))
+        if result is not None:
+            chart = compare_bars(
+                [
+                    (name, getattr(result.baseline, name), getattr(result.candidate, name))
+                    for name in ("mean", "p50", "p95", "p99")
+                ],
+                labels=(result.baseline.system, result.candidate.system),
+                intervals={result.statistic: (result.baseline.ci, result.candidate.ci)},
+            )
+    sentence = ""
+    if result is not None:
+        sentence = comparison_sentence(
+            statistic=result.statistic,
+            direction=result.direction,
+            baseline=result.baseline.value,
+            candidate=result.candidate.value,
+        )
+    context = {
+        "form": form,
+        "result": result,
+        "error": error,
+        "chart": chart,
+        "sentence": sentence,
+        "method": METHODS.get(result.method, result.method) if result else "",
+        "confidence": f"{(1 - result.alpha) * 100:g}" if result else "",
+        "sides": [(result.baseline, "baseline"), (result.candidate, "candidate")] if result else [],
+        "groups": group_cards(result) if result and result.group_by else [],
+        "tags_text": tag_filters_text(result.tags) if result else "",
+    }
+    template = "metrics/_comparison_result.html" if request.htmx else "metrics/comparison.html"
+    return render(request, template, context)

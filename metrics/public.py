@@ -1,0 +1,71 @@
+"""What the other apps may use of metrics, besides `metrics.models`: program, freeze, incidents and work
+import this module only (tests/test_import_rules.py reads their imports).
+
+Comparisons and their statistics, the rollups' one threshold rule, ingest and withdrawal of
+observations, the tag filters' text, the wording of methods, and the hooks other apps register."""
+
+from __future__ import annotations
+
+from metrics.api.fields import MetricRefField
+from metrics.dependents import Dependent, supersede_provider_register
+from metrics.inference import judge, judge_shift
+from metrics.ingest import observations_ingest_rows
+from metrics.ingest.rules import CLOCK_SKEW
+from metrics.rollups.maintain import rollups_rebuild
+from metrics.rollups.read import Window, rollup_summaries, rollups_answer
+from metrics.selectors import Comparison, comparison_compute, definition_resolve
+from metrics.selectors.comparison import SidesRequest, comparison_of_sides, sides_fetch_many
+from metrics.selectors.comparison.compute import comparison_of_slices
+from metrics.selectors.comparison.slices import SlicedSides
+from metrics.selectors.comparison.sql import Side
+from metrics.selectors.comparison.tags import (
+    group_by_check,
+    tag_filters_as_text,
+    tag_filters_check,
+    tag_filters_from_text,
+    tag_filters_text,
+)
+from metrics.selectors.sides_over_time import series_first_day, sides_over_time
+from metrics.services import definition_version_create
+from metrics.services.ensure import definition_ensure_registered
+from metrics.services.withdraw import observations_withdraw
+from metrics.signals import definition_superseded, observations_ingested, rollups_refreshed
+from metrics.wording import METHODS, comparison_sentence
+
+__all__ = [
+    "CLOCK_SKEW",
+    "METHODS",
+    "Comparison",
+    "Dependent",
+    "MetricRefField",
+    "Side",
+    "SidesRequest",
+    "SlicedSides",
+    "Window",
+    "comparison_compute",
+    "comparison_of_sides",
+    "comparison_of_slices",
+    "comparison_sentence",
+    "definition_ensure_registered",
+    "definition_resolve",
+    "definition_superseded",
+    "definition_version_create",
+    "group_by_check",
+    "judge",
+    "judge_shift",
+    "observations_ingest_rows",
+    "observations_ingested",
+    "observations_withdraw",
+    "rollup_summaries",
+    "rollups_answer",
+    "rollups_rebuild",
+    "rollups_refreshed",
+    "series_first_day",
+    "sides_fetch_many",
+    "sides_over_time",
+    "supersede_provider_register",
+    "tag_filters_as_text",
+    "tag_filters_check",
+    "tag_filters_from_text",
+    "tag_filters_text",
+]

@@ -1,0 +1,78 @@
+"""A program's slot bindings through the API: read them, bind slots later (program leads)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.permissions import RoleRequired, WriteRule
+from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import PROGRAM_LEADS
+from program import services
+from program.api.lookups import program_or_404
+from program.selectors.bindings import program_bindings
+
+WRITE_RULES = {"program_bind": WriteRule("bind template slots", (PROGRAM_LEADS,))}
+
+
+class SlotBindingOutput(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["metric", "workload"])
+    description = serializers.CharField(allow_blank=True)
+    suggested = serializers.CharField(allow_blank=True)
+    bound = serializers.ListField(
+        child=serializers.CharField(), help_text="Keys its criteria use (metric as key@N); empty: unbound."
+    )
+    criteria = serializers.IntegerField(help_text="Measured criteria using this slot.")
+    unbound = serializers.IntegerField(help_text="Of them, on undecided gates and still unbound.")
+    decided = serializers.IntegerField(help_text="Of them, on decided gates: binding skips these.")
+
+
+class BindInput(serializers.Serializer):
+    bindings = serializers.DictField(
+        child=serializers.CharField(),
+        allow_empty=False,
+        help_text="{slot: key}: a metric slot takes 'key' (its active version) or 'key@N', a workload "
+        "slot a workload key.",
+    )
+
+
+class BindOutput(serializers.Serializer):
+    bound = serializers.DictField(child=serializers.CharField())
+    criteria_updated = serializers.IntegerField()
+    skipped_gates = serializers.ListField(
+        child=serializers.CharField(), help_text="Decided gates whose criteria were left as they are."
+    )
+    slots = SlotBindingOutput(many=True)
+
+
+@extend_schema(tags=["program"])
+class ProgramBindings(APIView):
+    """The template slots of a program and what they are bound to. Binding fills in every criterion
+    that uses the slot on an undecided gate; criteria of decided gates are skipped and named."""
+
+    permission_classes = [RoleRequired]
+    write_rule = WRITE_RULES["program_bind"]
+
+    @extend_schema(responses=SlotBindingOutput(many=True))
+    def get(self, request, slug):
+        return Response(SlotBindingOutput(program_bindings(program_or_404(slug)), many=True).data)
+
+    @extend_schema(request=BindInput, responses=BindOutput, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
+    def post(self, request, slug):
+        program = program_or_404(slug)
+        data = BindInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.program_bind(
+            actor=request.user, program=program, bindings=data.validated_data["bindings"]
+        )
+        body = {
+            "bound": result.bound,
+            "criteria_updated": result.criteria_updated,
+            "skipped_gates": result.skipped_gates,
+            "slots": program_bindings(program),
+        }
+        return Response(BindOutput(body).data)

@@ -1,0 +1,36 @@
+from django.urls import path
+
+from program import api
+from program.api import approval_bar, bindings, calibration, criteria, plan, templates
+
+urlpatterns = [
+    path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
+    path("programs/<slug:slug>/", api.ProgramDetail.as_view(), name="program-detail"),
+    path("programs/<slug:slug>/bindings/", bindings.ProgramBindings.as_view(), name="program-bindings"),
+    path(
+        "programs/<slug:slug>/approval-bar/",
+        approval_bar.ProgramApprovalBar.as_view(),
+        name="program-approval-bar",
+    ),
+    path("programs/<slug:slug>/advance/", api.ProgramAdvance.as_view(), name="program-advance"),
+    path("programs/<slug:slug>/migrations/", api.ProgramMigrations.as_view(), name="program-migrations"),
+    path("templates/", templates.TemplateList.as_view(), name="template-list"),
+    path("templates/<slug:key>/", templates.TemplateDetail.as_view(), name="template-detail"),
+    path("phases/<int:pk>/replan/", api.PhaseReplan.as_view(), name="phase-replan"),
+    path("phases/<int:pk>/actual-dates/", plan.PhaseActualDates.as_view(), name="phase-actual-dates"),
+    path("gates/", api.GateCreateView.as_view(), name="gate-create"),
+    path("gates/<int:pk>/", api.GateDetail.as_view(), name="gate-detail"),
+    path("gates/<int:pk>/evaluate/", api.GateEvaluate.as_view(), name="gate-evaluate"),
+    path("gates/<int:pk>/decision/", api.GateDecision.as_view(), name="gate-decision"),
+    path("gates/<int:pk>/reopen/", api.GateReopen.as_view(), name="gate-reopen"),
+    path("gates/<int:pk>/criteria/", criteria.GateCriteria.as_view(), name="gate-criteria"),
+    path("gates/<int:pk>/repin/", criteria.GateRepin.as_view(), name="gate-repin"),
+    path("criteria/<int:pk>/", criteria.CriterionDetail.as_view(), name="criterion-detail"),
+    path("criteria/<int:pk>/attest/", criteria.CriterionAttest.as_view(), name="criterion-attest"),
+    path(
+        "criteria/<int:pk>/calibration/",
+        calibration.CriterionCalibration.as_view(),
+        name="criterion-calibration",
+    ),
+    path("migrations/<int:pk>/state/", api.MigrationState.as_view(), name="migration-state"),
+]

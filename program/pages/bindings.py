@@ -1,0 +1,41 @@
+"""The program page's Bindings panel form: bind one template slot (program leads)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from core.errors import ApplicationError
+from core.pages.guards import role_required
+from core.roles import PROGRAM_LEADS
+from program import services
+from program.models import Program
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="bind template slots")
+def program_bind(request, slug: str):
+    program = get_object_or_404(Program, slug=slug)
+    slot, key = request.POST.get("slot", "").strip(), request.POST.get("key", "").strip()
+    if not slot or not key:
+        messages.error(request, "Choose a slot and the metric or workload to bind it to.")
+        return redirect(_panel(program))
+    try:
+        result = services.program_bind(actor=request.user, program=program, bindings={slot: key})
+    except ApplicationError as exc:
+        messages.error(request, f"{slot} was not bound: {exc.message}")
+        return redirect(_panel(program))
+    count = result.criteria_updated
+    note = (
+        f"Bound {slot} to {result.bound[slot]}: {count} {'criterion' if count == 1 else 'criteria'} updated."
+    )
+    if result.skipped_gates:
+        note += f" Left as decided: {', '.join(result.skipped_gates)}."
+    messages.success(request, note)
+    return redirect(_panel(program))
+
+
+def _panel(program: Program) -> str:
+    return reverse("program:detail", kwargs={"slug": program.slug}) + "#bindings"

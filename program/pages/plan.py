@@ -1,0 +1,199 @@
+"""Pages for the plan: advancing with confirmation, re-planning, actual dates, migration states, history.
+
+Each page is guarded before it reads input (core.pages.guards.role_required: a styled 403 for the wrong
+role); each action goes through its service and says how it went with a flash message. A refused form
+comes back with what was typed and the service's status (400 bad input, 409 state moved on)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from core.pages.form_submit import form_submit
+from core.pages.guards import role_required
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
+from program import history, selectors, services
+from program.models import Gate, Phase, Program, WorkloadMigration
+from program.pages.plan_forms import ActualDatesForm, AdvanceForm, MigrationStateForm, ReplanForm
+from program.services.programs import ADVANCE_TOLERANCE_DAYS, advance_days_off_plan
+
+MIGRATION_ROLES = (PROGRAM_LEADS, FRAMEWORK_ENGINEERS)  # as the API's "migration_record" rule
+
+
+def _program(slug: str) -> Program:
+    try:
+        return selectors.program_get(slug)
+    except Program.DoesNotExist:
+        raise Http404(f"No program '{slug}'.") from None
+
+
+# --- advancing -----------------------------------------------------------------------------------
+
+
+def _advance_context(program: Program, form: AdvanceForm) -> dict:
+    phases = list(program.phases.all())
+    current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
+    context: dict[str, Any] = {"program": program, "current": current, "form": form}
+    if current is None:
+        return context
+    today = timezone.localdate()
+    days_off = advance_days_off_plan(current, today)
+    context.update(
+        following=next((p for p in phases if p.order > current.order), None),
+        exit_gate=next((g for g in current.gates.all() if g.kind == Gate.Kind.EXIT), None),
+        today=today,
+        days_off=days_off,
+        days_off_abs=abs(days_off),
+        needs_reason=abs(days_off) > ADVANCE_TOLERANCE_DAYS,
+        tolerance=ADVANCE_TOLERANCE_DAYS,
+    )
+    context["gate_done"] = context["exit_gate"] is None or context["exit_gate"].status in (
+        Gate.Status.PASSED,
+        Gate.Status.WAIVED,
+    )
+    return context
+
+
+@role_required(PROGRAM_LEADS, action="advance phases")
+def program_advance(request, slug: str):
+    """GET: what advancing would do (the confirmation step); POST: do it."""
+    program = _program(slug)
+    form = AdvanceForm(request.POST if request.method == "POST" else None)
+    status = 200
+    if request.method == "POST":
+        sent = form_submit(
+            form,
+            lambda data: services.program_advance(actor=request.user, program=program, reason=data["reason"]),
+            fallback_field="reason",
+        )
+        if sent.ok:
+            # The result is the phase now active; None when the last phase was completed.
+            phase = sent.value
+            messages.success(request, f"Now in {phase.name}." if phase else f"{program.name} completed.")
+            return redirect("program:detail", slug=slug)
+        status = sent.status
+        program = _program(slug)  # the state that refused it
+    return render(request, "program/advance_confirm.html", _advance_context(program, form), status=status)
+
+
+# --- phase dates ---------------------------------------------------------------------------------
+
+
+def _phase(pk: int) -> Phase:
+    return get_object_or_404(Phase.objects.select_related("program"), pk=pk)
+
+
+def _phase_page(request, phase: Phase, status: int = 200, **forms_):
+    replan = forms_.get("replan") or ReplanForm(
+        initial={"planned_start": phase.planned_start, "planned_end": phase.planned_end}
+    )
+    actual = forms_.get("actual") or ActualDatesForm(
+        initial={"actual_start": phase.actual_start, "actual_end": phase.actual_end}
+    )
+    context = {
+        "phase": phase,
+        "program": phase.program,
+        "replan_form": replan,
+        "actual_form": actual,
+        "can_replan": phase.status in Phase.TRANSITIONS["replan"],
+        "can_backfill": phase.status in Phase.TRANSITIONS["backfill_dates"],
+    }
+    return render(request, "program/phase_dates.html", context, status=status)
+
+
+@role_required(PROGRAM_LEADS, action="re-plan phases")
+@require_GET
+def phase_dates(request, pk: int):
+    return _phase_page(request, _phase(pk))
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="re-plan phases")
+def phase_replan(request, pk: int):
+    phase = _phase(pk)
+    form = ReplanForm(request.POST)
+    sent = form_submit(
+        form,
+        lambda data: services.phase_replan(actor=request.user, phase=phase, **data),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        start, end = form.cleaned_data["planned_start"], form.cleaned_data["planned_end"]
+        messages.success(request, f"Re-planned {phase.name}: {start:%-d %b %Y} – {end:%-d %b %Y}.")
+        return redirect("program:detail", slug=phase.program.slug)
+    return _phase_page(request, _phase(pk), sent.status, replan=form)
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="backfill phase dates")
+def phase_actual_dates(request, pk: int):
+    phase = _phase(pk)
+    form = ActualDatesForm(request.POST)
+    sent = form_submit(
+        form,
+        lambda data: services.phase_backfill_dates(actor=request.user, phase=phase, **data),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        messages.success(request, f"Recorded the actual dates of {phase.name}.")
+        return redirect("program:detail", slug=phase.program.slug)
+    return _phase_page(request, _phase(pk), sent.status, actual=form)
+
+
+# --- migrations ----------------------------------------------------------------------------------
+
+
+def _migrations_page(request, program: Program, status: int = 200, bound: MigrationStateForm | None = None):
+    rows = []
+    for migration in program.migrations.all():
+        if bound is not None and bound.migration.pk == migration.pk:
+            form = bound
+        else:
+            form = MigrationStateForm(migration=migration)
+        rows.append((migration, form if form.moves else None))
+    context = {"program": program, "rows": rows}
+    return render(request, "program/migrations.html", context, status=status)
+
+
+@role_required(*MIGRATION_ROLES, action="record migrations")
+@require_GET
+def program_migrations(request, slug: str):
+    return _migrations_page(request, _program(slug))
+
+
+@require_POST
+@role_required(*MIGRATION_ROLES, action="record migrations")
+def migration_state(request, pk: int):
+    migration = get_object_or_404(WorkloadMigration.objects.select_related("workload", "program"), pk=pk)
+    form = MigrationStateForm(request.POST, migration=migration)
+    sent = form_submit(
+        form,
+        lambda data: services.migration_set_state(actor=request.user, migration=migration, **data),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        label = WorkloadMigration.State(form.cleaned_data["state"]).label
+        messages.success(request, f"{migration.workload.key} is now {label}.")
+        return redirect("program:migrations", slug=migration.program.slug)
+    return _migrations_page(request, _program(migration.program.slug), sent.status, bound=form)
+
+
+# --- history -------------------------------------------------------------------------------------
+
+
+@require_GET
+def program_history(request, slug: str):
+    """The whole history, a page at a time; htmx asks for the next page's rows only."""
+    program = _program(slug)
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        number = 1
+    page = history.program_history(program, number)
+    template = "program/_history_rows.html" if request.htmx else "program/history.html"
+    return render(request, template, {"program": program, "history": page})

@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from core.charts import compare_bars, interval_chart
+from core.errors import ApplicationError
+from core.models import Transition
+from core.pages.form_submit import form_submit
+from core.pages.guards import role_required
+from core.roles import PROGRAM_LEADS, has_role
+from metrics.public import METHODS, comparison_sentence, tag_filters_text
+from program import selectors, services
+from program.criteria_history import criteria_change_sentence
+from program.gate_extensions import gate_panels
+from program.history import program_history
+from program.models import Criterion, CriterionResult, Gate, Phase, Program
+from program.pages.approval_bar import ApprovalBarForm
+from program.pages.criteria_forms import CriterionForm, criterion_choices, edit_form
+from program.pages.plan import MIGRATION_ROLES
+from program.pages.programs_forms import DecisionForm, ProgramForm, ReopenForm
+from program.services.gate_triggers import REEVALUATION_REQUESTED
+from program.services.gates import EVALUATE_ROLES
+from program.shadows import criteria_shadows
+from program.timeline_svg import timeline_svg
+from program.versions import active_of, current_versions, stale_moves
+
+
+@require_GET
+def program_list(request):
+    return render(request, "program/program_list.html", {"programs": selectors.programs_list()})
+
+
+@role_required(PROGRAM_LEADS, action="create programs")
+def program_new(request):
+    form = ProgramForm(
+        request.POST or None,
+        initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
+        template=(request.POST or request.GET).get("template", "rebuild-14m"),
+    )
+    status = 200
+    if request.method == "POST":
+        sent = form_submit(
+            form, lambda _: services.program_create(actor=request.user, **form.service_kwargs())
+        )
+        if sent.ok:
+            program = sent.value
+            messages.success(request, f"Created {program.name} from {program.template}.")
+            return redirect("program:detail", slug=program.slug)
+        status = sent.status
+    return render(request, "program/program_form.html", {"form": form}, status=status)
+
+
+@require_GET
+def program_detail(request, slug: str):
+    try:
+        program = selectors.program_get(slug)
+    except Program.DoesNotExist:
+        raise Http404(f"No program '{slug}'.") from None
+    timeline = selectors.program_timeline(program)
+    phases = list(program.phases.all())
+    current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
+    waves: dict[int, list] = {}
+    for migration in program.migrations.all():
+        waves.setdefault(migration.wave, []).append(migration)
+    return render(
+        request,
+        "program/program_detail.html",
+        {
+            "program": program,
+            "timeline": timeline,
+            "timeline_svg": timeline_svg(timeline),
+            "phases": phases,
+            "current": current,
+            "waves": sorted(waves.items()),
+            "history": program_history(program),
+            "can_record_migrations": any(has_role(request.user, role) for role in MIGRATION_ROLES),
+            "can_set_approval_bar": has_role(request.user, PROGRAM_LEADS),
+            "approval_bar_form": ApprovalBarForm(initial={"approval_bar_weeks": program.approval_bar_weeks}),
+        },
+    )
+
+
+def _evidence_views(criterion, result) -> dict:
+    """The evidence of one measured criterion as the page shows it: the sentence, each side's bar with
+    its interval (an absolute threshold as a line there), and the judged estimate's interval against
+    a relative or improvement threshold. Older evidence without intervals still renders."""
+    evidence = result.evidence
+    statistic = evidence["statistic"]
+    base, cand = evidence["baseline"], evidence["candidate"]
+    absolute = criterion.kind == Criterion.Kind.ABSOLUTE
+    views = {
+        "chart": compare_bars(
+            [(statistic, base["value"], cand["value"])],
+            labels=(base["system"], cand["system"]),
+            intervals={statistic: (base.get("ci"), cand.get("ci"))},
+            threshold=criterion.threshold if absolute else None,
+        ),
+        "sentence": comparison_sentence(
+            statistic=statistic,
+            direction=evidence.get("direction"),
+            baseline=base["value"],
+            candidate=cand["value"],
+        ),
+        "method": METHODS.get(evidence.get("method"), ""),
+        "confidence": f"{(1 - evidence['alpha']) * 100:g}" if "alpha" in evidence else "",
+    }
+    if not absolute and result.value is not None:
+        relative = criterion.kind == Criterion.Kind.RELATIVE
+        views["interval_chart"] = interval_chart(
+            estimate=result.value,
+            ci=evidence.get("value_ci"),
+            threshold=criterion.threshold,
+            reference=1.0 if relative else 0.0,
+            label=("relative performance" if relative else "improvement %")
+            + (f", worst group ({evidence['deciding_group']})" if evidence.get("deciding_group") else ""),
+        )
+    return views
+
+
+def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None, edit_forms=None) -> dict:
+    """Everything the gate page shows. A refused criterion form comes back bound (`add_form`, or
+    `edit_forms` by criterion id) so it keeps what was typed and shows why."""
+    program = gate.phase.program
+    gate_criteria = list(gate.criteria.all())
+    versions = current_versions(gate_criteria)
+    shadows = criteria_shadows(program, gate_criteria, versions)
+    can_decide = has_role(request.user, PROGRAM_LEADS)
+    can_edit = can_decide and not gate.decided
+    edit_forms = edit_forms or {}
+    criteria = []
+    for criterion in gate_criteria:
+        # Prefetched by program.selectors.programs.gate_get (to_attr), which every gate page reads the gate with.
+        latest: list[CriterionResult] = getattr(criterion, "latest_results", [])
+        result = latest[0] if latest else None
+        item: dict[str, Any] = {
+            "criterion": criterion,
+            "result": result,
+            "shadows": shadows.get(criterion.pk, []),
+        }
+        item["tags_text"] = tag_filters_text(criterion.tag_filters or {})
+        if result and result.evidence.get("baseline"):
+            item.update(_evidence_views(criterion, result))
+        if can_edit:
+            item["edit_form"] = edit_forms.get(criterion.pk) or edit_form(criterion)
+            item["edit_open"] = criterion.pk in edit_forms
+        criteria.append(item)
+    context = {
+        "gate": gate,
+        "program": program,
+        "criteria": criteria,
+        "repin_moves": stale_moves(gate_criteria, active_of(versions)),
+        "decisions": list(gate.decisions.all()),
+        "history": _gate_history(gate),
+        "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric is not None]),
+        "can_decide": can_decide,
+        "can_edit_criteria": can_edit,
+        "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
+        "form": form or DecisionForm(),
+        "reopen_form": reopen_form or ReopenForm(),
+    }
+    if can_edit:
+        context.update(criterion_choices())
+        context["add_form"] = add_form or CriterionForm(prefix="new")
+    return context
+
+
+@dataclass(frozen=True)
+class GateHistoryLine:
+    transition: Transition
+    sentence: str  # blank: the page shows the action and its states
+
+
+def _gate_history(gate: Gate) -> list[GateHistoryLine]:
+    return [
+        GateHistoryLine(
+            record,
+            # The reason (which exception, what happened) follows on the page.
+            "queued a re-evaluation"
+            if record.action == REEVALUATION_REQUESTED
+            else criteria_change_sentence(record),
+        )
+        for record in selectors.gate_history(gate)
+    ]
+
+
+def _gate_or_404(pk: int) -> Gate:
+    try:
+        return selectors.gate_get(pk)
+    except Gate.DoesNotExist:
+        raise Http404(f"No gate {pk}.") from None
+
+
+@require_GET
+def gate_detail(request, pk: int):
+    return render(request, "program/gate_detail.html", gate_context(request, _gate_or_404(pk)))
+
+
+def gate_answer(request, gate: Gate, status: int = 200, **forms_):
+    """After a gate action: htmx gets the panel; a plain POST that worked is redirected (so a reload
+    does not post again), and one that was refused gets the whole page with its status."""
+    if not request.htmx and status < 400:
+        return redirect("program:gate", pk=gate.pk)
+    template = "program/_gate_body.html" if request.htmx else "program/gate_detail.html"
+    return render(
+        request, template, gate_context(request, selectors.gate_get(gate.pk), **forms_), status=status
+    )
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="decide gates")
+def gate_decide(request, pk: int):
+    gate = _gate_or_404(pk)
+    form = DecisionForm(request.POST)
+    # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
+    sent = form_submit(
+        form,
+        lambda data: services.gate_decide(gate=gate, actor=request.user, **data),
+        fallback_field="decision",
+    )
+    if sent.ok:
+        messages.success(request, f"Gate '{gate.name}' decided: {form.cleaned_data['decision']}.")
+        return gate_answer(request, gate)
+    return gate_answer(request, gate, sent.status, form=form)
+
+
+@require_POST
+@role_required(*EVALUATE_ROLES, action="evaluate gates")
+def gate_evaluate(request, pk: int):
+    gate = _gate_or_404(pk)
+    services.gate_evaluate(gate=gate, actor=request.user)
+    messages.info(request, "Evaluated just now.")
+    return gate_answer(request, gate)
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="reopen gates")
+def gate_reopen(request, pk: int):
+    gate = _gate_or_404(pk)
+    form = ReopenForm(request.POST)
+    sent = form_submit(
+        form,
+        lambda data: services.gate_reopen(gate=gate, actor=request.user, reason=data["reason"]),
+        fallback_field="reason",
+    )
+    if sent.ok:
+        messages.success(request, f"Gate '{gate.name}' reopened.")
+        return gate_answer(request, gate)
+    return gate_answer(request, gate, sent.status, reopen_form=form)
+
+
+@require_POST
+@role_required(PROGRAM_LEADS, action="attest checklist items")
+def criterion_attest(request, pk: int):
+    criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
+    try:
+        services.criterion_attest(actor=request.user, criterion=criterion, link=request.POST.get("link", ""))
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return gate_answer(request, criterion.gate, exc.status)
+    services.gate_evaluate(gate=criterion.gate, actor=request.user)
+    messages.success(request, f"Attested: {criterion.name}.")
+    return gate_answer(request, criterion.gate)

@@ -1,0 +1,102 @@
+"""What waits for one person ("My work", the home page): five short lists, one query each.
+
+Who may decide what is not decided here: gate decisions follow program.services.gates.gate_decide
+(any program lead), exception approvals follow freeze.selectors.exceptions.exceptions_awaiting, the freeze
+app's own answer to "which exceptions may this user approve and has not yet".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Case, IntegerField, Value, When
+from django.utils import timezone
+
+from core.models import NotificationReceipt
+from core.roles import PROGRAM_LEADS, has_role
+from freeze.models import FreezeException
+from freeze.selectors.exceptions import exceptions_awaiting, exceptions_list
+from program.models import Gate, Program
+
+# Each list shows this many rows; one more is fetched to know whether to link to the full list.
+SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Section:
+    items: list
+    more: bool
+
+
+def _section(queryset) -> Section:
+    rows = list(queryset[: SHOWN + 1])
+    return Section(rows[:SHOWN], len(rows) > SHOWN)
+
+
+def _gates():
+    return Gate.objects.select_related("phase__program").filter(phase__program__status=Program.Status.ACTIVE)
+
+
+def gates_ready_for(user) -> Section:
+    """Ready gates a program lead may decide: every active program's, the ones they lead first.
+    Anyone else decides none (gate_decide requires the program-leads role)."""
+    if not has_role(user, PROGRAM_LEADS):
+        return Section([], False)
+    mine_first = Case(
+        When(phase__program__lead=user, then=Value(0)), default=Value(1), output_field=IntegerField()
+    )
+    return _section(
+        _gates()
+        .filter(status=Gate.Status.READY)
+        .annotate(not_mine=mine_first)
+        .order_by("not_mine", "due_date", "pk")
+    )
+
+
+def stale_gates_for(user) -> Section:
+    """Undecided gates pinning a superseded metric version, in the active programs the user leads."""
+    return _section(
+        _gates()
+        .filter(stale=True, status__in=Gate.UNDECIDED, phase__program__lead=user)
+        .order_by("due_date", "pk")
+    )
+
+
+def exceptions_awaiting_for(user) -> Section:
+    return _section(exceptions_awaiting(user).order_by("change_starts_at", "pk"))
+
+
+def exceptions_requested_by(user) -> Section:
+    """The user's own exceptions still in play (draft, submitted, approved, window not ended), newest first."""
+    return _section(
+        exceptions_list().filter(
+            requester=user, status__in=FreezeException.OPEN_STATUSES, change_ends_at__gt=timezone.now()
+        )
+    )
+
+
+def latest_notifications(user) -> Section:
+    return _section(
+        NotificationReceipt.objects.filter(user=user)
+        .select_related("notification")
+        .order_by("-notification_id")
+    )
+
+
+@dataclass(frozen=True)
+class MyWork:
+    ready_gates: Section
+    awaiting: Section
+    my_exceptions: Section
+    stale_gates: Section
+    notifications: Section
+
+
+def my_work(user) -> MyWork:
+    return MyWork(
+        ready_gates=gates_ready_for(user),
+        awaiting=exceptions_awaiting_for(user),
+        my_exceptions=exceptions_requested_by(user),
+        stale_gates=stale_gates_for(user),
+        notifications=latest_notifications(user),
+    )
