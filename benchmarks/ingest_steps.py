@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from ingest import cpu_seconds, make_rows
 
 from metrics.ingest import write
-from metrics.ingest.check import DEFINITION, WORKLOAD, Lookups, check_typed_rows
+from metrics.ingest.check import DEFINITION, WORKLOAD, Lookups, check_rows
 from metrics.ingest.formats import decode_rows
 from metrics.models import IngestBatch
 
@@ -42,9 +42,9 @@ def batch_steps(body: bytes, backend_pid: int) -> list[tuple[float, float, float
     mark()
     lookups = Lookups()
     mark()
-    valid = check_typed_rows(typed, lookups)
-    if valid is None:
-        raise SystemExit("the batch failed the column check")
+    valid, errors = check_rows(typed, lookups)
+    if errors:
+        raise SystemExit(f"the batch failed the check: {errors[:3]}")
     mark()
     with transaction.atomic():
         batch = IngestBatch.objects.create(

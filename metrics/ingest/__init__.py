@@ -1,8 +1,8 @@
 """Observation ingest, one package for every format (issue 13).
 
 formats/  raw body → rows: batch.py (JSON, NDJSON, CSV), otlp.py (OTLP/HTTP protobuf or JSON, gzip)
-rules.py  the one rule set; both checks build on it
-check.py  rows against the rules and the reference data (Lookups): column-wise fast, row-wise naming
+rules.py  the one rule set
+check.py  rows against the rules and the reference data (Lookups), one check for every format
 write.py  the IngestBatch row and the binary COPY
 service.py  the entry points: replay once per Idempotency-Key, parse, check, write, announce
 """

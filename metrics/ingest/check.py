@@ -1,18 +1,18 @@
 """Checking observation rows against the rules (rules.py) and the reference data (Lookups).
 
-Typed rows from the JSON fast path (`ObservationIn`) are checked column by column; anything else,
-and any batch that column check refuses, goes row by row so every problem of every row is named.
-No ORM objects, reference data cached once per batch.
+One check, row by row, for every format (typed JSON rows, NDJSON, CSV, OTLP points), so every problem
+of every row is named. No ORM objects, reference data cached once per batch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from core.api.parsers import shown
 from metrics.ingest import rules
-from metrics.ingest.formats import ObservationIn, Unreadable
+from metrics.ingest.formats import Unreadable, as_dict
 from metrics.models import MetricDefinition, System, Workload
 from metrics.refs import MetricRefError, metric_ref_parse
 
@@ -26,9 +26,6 @@ class ValidRows:
 
     columns: tuple[list, ...]
     indexes: list[int]
-    # False when rows may repeat a natural key within the batch: the column check leaves that to
-    # the primary key (a repeat makes the direct copy fail) and to the merge, which names it.
-    repeats_checked: bool = True
 
     def __len__(self) -> int:
         return len(self.indexes)
@@ -97,168 +94,105 @@ class Lookups:
         return chosen
 
 
-def check_typed_rows(rows: list[ObservationIn], lookups: Lookups) -> ValidRows | None:
-    """The whole batch checked column by column; None if any row fails (the row-by-row check then
-    names every problem). Types, lengths and timezones were already checked while decoding."""
-    metrics = [row.metric for row in rows]
-    definitions: dict[str, MetricDefinition] = {}
-    for ref in set(metrics):
-        definition = lookups.definition(ref)
-        if isinstance(definition, str):
-            return None
-        definitions[ref] = definition
-    systems, workloads = lookups.systems, lookups.workloads
-    try:
-        system_ids = [systems[row.system] for row in rows]
-        workload_ids = [workloads[row.workload] for row in rows]
-    except KeyError:
-        return None
-    observed = [row.observed_at for row in rows]
-    if not rules.times_ok(observed, rules.time_latest()):
-        return None
-    definition_unit = {ref: definition.unit for ref, definition in definitions.items()}
-    units = [row.unit or definition_unit[row.metric] for row in rows]
-    values = [row.value for row in rows]
-    factors = {}
-    for ref, unit in set(zip(metrics, units, strict=True)):
-        factor = rules.unit_conversion(unit, definitions[ref])
-        if isinstance(factor, str):
-            return None
-        if unit != definition_unit[ref]:
-            factors[ref, unit] = factor
-    if factors:
-        values = [
-            value * factors.get(pair, 1.0)
-            for value, pair in zip(values, zip(metrics, units, strict=True), strict=True)
-        ]
-    if not rules.values_ok(values):
-        return None
-    bounded = {ref for ref, d in definitions.items() if rules.is_bounded(d)}
-    if bounded and any(
-        rules.bound_problem(value, definitions[ref])
-        for value, ref in zip(values, metrics, strict=True)
-        if ref in bounded
-    ):
-        return None
-    definition_id = {ref: definition.pk for ref, definition in definitions.items()}
-    if len(definition_id) == 1:  # the usual batch: one metric, its id repeated at C speed
-        definition_ids = [*definition_id.values()] * len(rows)
-    else:
-        definition_ids = list(map(definition_id.__getitem__, metrics))
-    columns = (
-        definition_ids,
-        system_ids,
-        workload_ids,
-        values,
-        units,
-        observed,
-        [row.run_id for row in rows],
-        [row.source for row in rows],
-        # Most rows carry no tags: those skip the two calls of the tags rules.
-        [rules.tags_wire_or_none(row.tags) if row.tags else rules.EMPTY_TAGS for row in rows],
-    )
-    if None in columns[TAGS]:
-        return None
-    # Hashing 10,000 fresh timezone-aware datetimes to look for repeats took a fifth of the request.
-    return ValidRows(columns, list(range(len(rows))), repeats_checked=False)
-
-
 def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[str, Any]]]:
-    """Row by row: (the good rows, an error for every problem of every bad row)."""
+    """Every row checked the one way: (the good rows as columns, an error for every problem of every
+    bad row). A row repeating an earlier row's natural key with the same value is dropped; with another
+    value it is an error."""
     latest = rules.time_latest()
     errors: list[dict[str, Any]] = []
     out: list[tuple] = []
     seen: dict[tuple, tuple[float, int]] = {}
-    systems, workloads = lookups.systems, lookups.workloads
     for index, row in enumerate(rows):
-        if isinstance(row, Unreadable):
-            errors.append({"index": index, "field": row.field, "message": row.message})
+        checked, problems = _row_check(as_dict(row), lookups, latest)
+        if problems:
+            errors += [{"index": index, "field": field, "message": message} for field, message in problems]
             continue
-        if not isinstance(row, dict):
-            errors.append({"index": index, "field": None, "message": "each observation must be an object."})
-            continue
-        row_errors = len(errors)
-        definition = lookups.definition(row.get("metric"))
-        if isinstance(definition, str):
-            errors.append({"index": index, "field": "metric", "message": definition})
-        system_id = _known(systems, row.get("system"))
-        if system_id is None:
-            errors.append(
-                {
-                    "index": index,
-                    "field": "system",
-                    "message": rules.reference_problem("system", row.get("system")),
-                }
-            )
-        workload_id = _known(workloads, row.get("workload"))
-        if workload_id is None:
-            message = rules.reference_problem("workload", row.get("workload"))
-            errors.append({"index": index, "field": "workload", "message": message})
-        value = rules.value_parse(row.get("value"))
-        if isinstance(value, str):
-            errors.append({"index": index, "field": "value", "message": value})
-        observed_at = rules.time_parse(row.get("observed_at"), latest)
-        if isinstance(observed_at, str):
-            errors.append({"index": index, "field": "observed_at", "message": observed_at})
-        unit = row.get("unit")
-        if not isinstance(definition, str):
-            unit = unit or definition.unit
-            problem = rules.text_problem("unit", unit)
-            if problem:
-                errors.append({"index": index, "field": "unit", "message": problem})
-            else:
-                factor = rules.unit_conversion(unit, definition)
-                if isinstance(factor, str):
-                    errors.append({"index": index, "field": "unit", "message": factor})
-                elif factor != 1.0 and not isinstance(value, str):
-                    value = value * factor
-                    if not rules.is_finite(value):
-                        errors.append({"index": index, "field": "value", "message": rules.MSG_OVERFLOW})
-            if isinstance(value, float) and rules.is_finite(value):
-                problem = rules.bound_problem(value, definition)
-                if problem:
-                    errors.append({"index": index, "field": "value", "message": problem})
-        run_id = row.get("run_id") or ""
-        source = row.get("source") or ""
-        tags = row.get("tags") or {}
-        for name, text in (("run_id", run_id), ("source", source)):
-            problem = rules.text_problem(name, text)
-            if problem:
-                errors.append({"index": index, "field": name, "message": problem})
-        if isinstance(tags, Unreadable):
-            errors.append({"index": index, "field": "tags", "message": tags.message})
-        else:
-            try:
-                tags_text = rules.tags_wire(tags)
-            except rules.TagsError as error:
-                errors.append({"index": index, "field": "tags", "message": str(error)})
-        # A bad definition or value was named above; the isinstance checks say so to the type checker.
-        if len(errors) > row_errors or isinstance(definition, str) or isinstance(value, str):
-            continue
-        definition_id = definition.pk
-        natural_key = (definition_id, system_id, workload_id, run_id, observed_at)
+        assert checked is not None
+        natural_key = (checked[0], checked[1], checked[2], checked[RUN_ID], checked[OBSERVED_AT])
         previous = seen.get(natural_key)
         if previous is not None:
-            if previous[0] != value:
+            if previous[0] != checked[VALUE]:
                 errors.append(rules.repeat_error(index, previous[1], previous[0]))
             continue
-        seen[natural_key] = (value, index)
-        out.append(
-            (
-                index,
-                definition_id,
-                system_id,
-                workload_id,
-                value,
-                unit,
-                observed_at,
-                run_id,
-                source,
-                tags_text,
-            )
-        )
+        seen[natural_key] = (checked[VALUE], index)
+        out.append((index, *checked))
     indexes, *columns = zip(*out, strict=True) if out else ((),) * 10
     return ValidRows(tuple(list(column) for column in columns), list(indexes)), errors
+
+
+Problems = list[tuple[str | None, str]]
+
+
+def _row_check(row: Any, lookups: Lookups, latest: datetime) -> tuple[tuple | None, Problems]:
+    """One row: its columns (in ValidRows order), or every (field, message) wrong with it."""
+    if isinstance(row, Unreadable):
+        return None, [(row.field, row.message)]
+    if not isinstance(row, dict):
+        return None, [(None, "each observation must be an object.")]
+    problems: Problems = []
+    definition = lookups.definition(row.get("metric"))
+    if isinstance(definition, str):
+        problems.append(("metric", definition))
+    system_id = _known(lookups.systems, row.get("system"))
+    if system_id is None:
+        problems.append(("system", rules.reference_problem("system", row.get("system"))))
+    workload_id = _known(lookups.workloads, row.get("workload"))
+    if workload_id is None:
+        problems.append(("workload", rules.reference_problem("workload", row.get("workload"))))
+    parsed = rules.value_parse(row.get("value"))
+    if isinstance(parsed, str):
+        problems.append(("value", parsed))
+    observed_at = rules.time_parse(row.get("observed_at"), latest)
+    if isinstance(observed_at, str):
+        problems.append(("observed_at", observed_at))
+    value, unit = _in_definition_unit(parsed, row.get("unit"), definition, problems)
+    run_id, source = row.get("run_id") or "", row.get("source") or ""
+    for name, text in (("run_id", run_id), ("source", source)):
+        problem = rules.text_problem(name, text)
+        if problem:
+            problems.append((name, problem))
+    tags_text = _tags_text(row.get("tags") or {}, problems)
+    if problems or isinstance(definition, str) or value is None:  # the isinstance checks: for mypy
+        return None, problems
+    return (definition.pk, system_id, workload_id, value, unit, observed_at, run_id, source, tags_text), []
+
+
+def _in_definition_unit(
+    value: float | str, unit: Any, definition: MetricDefinition | str, problems: Problems
+) -> tuple[float | None, Any]:
+    """The value converted into the definition's unit and within its bounds (None when refused), and
+    the unit it came in (the definition's when the row names none)."""
+    if isinstance(definition, str):
+        return None, unit
+    unit = unit or definition.unit
+    problem = rules.text_problem("unit", unit)
+    if problem:
+        problems.append(("unit", problem))
+    else:
+        factor = rules.unit_conversion(unit, definition)
+        if isinstance(factor, str):
+            problems.append(("unit", factor))
+        elif factor != 1.0 and not isinstance(value, str):
+            value = value * factor
+            if not rules.is_finite(value):
+                problems.append(("value", rules.MSG_OVERFLOW))
+    if isinstance(value, str) or not rules.is_finite(value):
+        return None, unit
+    problem = rules.bound_problem(value, definition)
+    if problem:
+        problems.append(("value", problem))
+    return value, unit
+
+
+def _tags_text(tags: Any, problems: Problems) -> str | None:
+    if isinstance(tags, Unreadable):
+        problems.append(("tags", tags.message))
+        return None
+    try:
+        return rules.tags_wire(tags)
+    except rules.TagsError as error:
+        problems.append(("tags", str(error)))
+        return None
 
 
 def _known(ids: dict[str, int], key: Any) -> int | None:

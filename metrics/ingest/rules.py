@@ -1,10 +1,8 @@
 """The one set of rules an observation row must pass, each written once.
 
-Both checks build on these: the column check of typed JSON rows (check.check_typed_rows) asks the
-`*_ok` / column forms, which answer yes or no for a whole column without per-row Python work; the
-row check (check.check_rows) asks the `*_problem` / `*_parse` forms, which name what is wrong. A rule's
-limit and message live here only; the typed JSON decoder (formats.batch) takes its text limits from
-TEXT_LIMITS too.
+The one check (check.check_rows) asks each row these `*_problem` / `*_parse` forms, which name what
+is wrong. A rule's limit and message live here only; the typed JSON decoder (formats.batch) takes its
+text limits from TEXT_LIMITS too.
 """
 
 from __future__ import annotations
@@ -34,11 +32,6 @@ EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 def time_latest() -> datetime:
     """The latest observed_at a batch checked now may hold."""
     return timezone.now() + CLOCK_SKEW
-
-
-def times_ok(moments: list[datetime], latest: datetime) -> bool:
-    """Column form: every moment is within [EARLIEST, latest]."""
-    return max(moments) <= latest and min(moments) >= EARLIEST
 
 
 def time_parse(raw: Any, latest: datetime) -> datetime | str:
@@ -71,12 +64,7 @@ MSG_NOT_FINITE = "value must be finite (not NaN or infinite)."
 MSG_OVERFLOW = "value overflows."
 
 
-is_finite = math.isfinite  # row form, for a value after unit conversion
-
-
-def values_ok(values: list[float]) -> bool:
-    """Column form: every value is finite (also after unit conversion)."""
-    return all(map(is_finite, values))
+is_finite = math.isfinite  # also for a value after unit conversion
 
 
 def value_parse(raw: Any) -> float | str:
@@ -97,10 +85,6 @@ def value_parse(raw: Any) -> float | str:
     if not is_finite(number):
         return MSG_NOT_FINITE
     return number
-
-
-def is_bounded(definition: MetricDefinition) -> bool:
-    return definition.min_value is not None or definition.max_value is not None
 
 
 def bound_problem(value: float, definition: MetricDefinition) -> str | None:
@@ -208,14 +192,6 @@ def tags_wire(tags: Any) -> str:
     if len(encoded) > MAX_TAG_BYTES:
         raise TagsError(f"{len(encoded):,} bytes as JSON; the limit is {MAX_TAG_BYTES:,}.")
     return JSONB_VERSION + encoded.decode()
-
-
-def tags_wire_or_none(tags: dict | None) -> str | None:
-    """Column form: the wire text, None when the tags break a limit."""
-    try:
-        return tags_wire(tags)
-    except TagsError:
-        return None
 
 
 def _tags_walk(node: dict | list, depth: int, seen: int) -> int:

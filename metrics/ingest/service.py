@@ -22,8 +22,8 @@ from django.db import transaction
 from core import idempotency
 from core.errors import ApplicationError
 from core.telemetry.instruments import INGEST_ROWS
-from metrics.ingest.check import Lookups, check_rows, check_typed_rows
-from metrics.ingest.formats import ObservationIn, as_dict, decode_rows, otlp
+from metrics.ingest.check import Lookups, check_rows
+from metrics.ingest.formats import decode_rows, otlp
 from metrics.ingest.rules import MSG_INVALID
 from metrics.ingest.write import batch_write
 from metrics.models import IngestBatch
@@ -242,10 +242,7 @@ def _ingest(rows: list[Any], *, actor: User | None, source: str) -> IngestResult
         raise ApplicationError("The batch is empty.", status=400, field="observations")
 
     lookups = Lookups()
-    valid = check_typed_rows(rows, lookups) if isinstance(rows[0], ObservationIn) else None
-    errors: list[dict[str, Any]] = []
-    if valid is None:
-        valid, errors = check_rows([as_dict(row) for row in rows], lookups)
+    valid, errors = check_rows(rows, lookups)
     if errors:
         refused = len({e["index"] for e in errors})
         INGEST_ROWS.labels(outcome="rejected").inc(refused)

@@ -2,8 +2,9 @@
 distinct id.
 
 Rows are copied straight into the table. When the primary key refuses the copy (a row repeats one
-stored, or another of the batch), its savepoint is undone and the batch goes through a temporary table
-and one INSERT … ON CONFLICT DO NOTHING: the same value is a no-op, another value an error for that row.
+stored, or one a concurrent batch stored), its savepoint is undone and the batch goes through a
+temporary table and one INSERT … ON CONFLICT DO NOTHING: the same value is a no-op, another value an
+error for that row. Repeats within the batch were found by the check (check.check_rows).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.db import connection, transaction
 
 from core.errors import ApplicationError
 from metrics.ingest.check import DEFINITION, OBSERVED_AT, SYSTEM, WORKLOAD, ValidRows
-from metrics.ingest.rules import MSG_INVALID, repeat_error
+from metrics.ingest.rules import MSG_INVALID
 from metrics.models import IngestBatch
 
 COPY_TYPES = ["int4", "int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"]
@@ -33,17 +34,6 @@ INSERT INTO metrics_observation
 SELECT definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, %s
 FROM ingest_rows
 ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at) DO NOTHING
-"""
-# Rows repeating an earlier row's natural key with another value (same value: a no-op).
-REPEATS = """
-SELECT idx, first_idx, first_value FROM (
-    SELECT idx, value,
-           first_value(idx) OVER natural_key AS first_idx, first_value(value) OVER natural_key AS first_value
-    FROM ingest_rows
-    WINDOW natural_key AS (PARTITION BY definition_id, system_id, workload_id, run_id, observed_at ORDER BY idx)
-) AS numbered
-WHERE idx <> first_idx AND value <> first_value
-ORDER BY idx
 """
 CONFLICTS = """
 SELECT t.idx, o.value FROM ingest_rows t
@@ -136,11 +126,6 @@ def _merge(raw, valid: ValidRows, batch_id: int) -> int:
         copy.set_types(COPY_TYPES)
         for row in zip(valid.indexes, *valid.columns, strict=True):
             copy.write_row(row)
-    if not valid.repeats_checked:
-        raw.execute(REPEATS)
-        repeats = raw.fetchall()
-        if repeats:
-            _refuse([repeat_error(*repeat_row) for repeat_row in repeats], total=len(valid))
     raw.execute(MOVE_ROWS, (batch_id,))
     inserted = raw.rowcount
     if inserted < len(valid):

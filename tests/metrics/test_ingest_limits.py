@@ -1,7 +1,6 @@
 """Ingest refuses what it cannot or should not store — deep nesting, lone surrogates, values outside a
 definition's bounds or not written as numbers, oversized tags — with a 4xx naming the row and field,
-never a 500, and writes nothing. Both checking paths (typed JSON rows column by column, anything else
-row by row) give the same answer."""
+never a 500, and writes nothing, whatever format the rows came in."""
 
 from __future__ import annotations
 

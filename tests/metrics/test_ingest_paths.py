@@ -1,5 +1,5 @@
-"""The two ways a batch is checked — typed JSON rows column by column, anything else row by row —
-give the same answers, and the table keyed by the natural key keeps its references safe."""
+"""Typed JSON rows and every other format go through the one check and give the same answers, and the
+table keyed by the natural key keeps its references safe."""
 
 from __future__ import annotations
 
@@ -63,9 +63,10 @@ def test_both_paths_store_the_same_rows(client, ref):
     assert Observation.objects.get(run_id="run-1").value == pytest.approx(0.18)
 
 
-def test_the_column_check_builds_the_same_columns_as_the_row_check(ref):
-    """Several metrics, tagged and untagged rows, converted units: both checks agree column by column."""
-    from metrics.ingest.check import Lookups, check_rows, check_typed_rows
+def test_typed_json_rows_and_plain_rows_check_into_the_same_columns(ref):
+    """Several metrics, tagged and untagged rows, converted units: the rows the typed JSON decoder
+    makes and the same rows as plain objects (NDJSON, CSV) come out of the one check column for column."""
+    from metrics.ingest.check import Lookups, check_rows
     from tests.metrics.factories import definition
 
     definition(key="throughput", unit="req/s", direction="higher_is_better")
@@ -77,15 +78,15 @@ def test_the_column_check_builds_the_same_columns_as_the_row_check(ref):
     ]
     typed = decode_rows(orjson.dumps({"observations": rows}), "application/json")
     assert all(isinstance(r, ObservationIn) for r in typed)
-    column_checked = check_typed_rows(typed, Lookups())
+    typed_checked, typed_errors = check_rows(typed, Lookups())
     row_checked, errors = check_rows([json.loads(json.dumps(r)) for r in rows], Lookups())
-    assert errors == []
-    assert column_checked is not None
-    assert column_checked.columns[:5] == row_checked.columns[:5]  # ids, value, unit
-    assert column_checked.columns[6:] == row_checked.columns[6:]  # run_id, source, tags
-    assert [t.timestamp() for t in column_checked.columns[5]] == [
+    assert errors == typed_errors == []
+    assert typed_checked.columns[:5] == row_checked.columns[:5]  # ids, value, unit
+    assert typed_checked.columns[6:] == row_checked.columns[6:]  # run_id, source, tags
+    assert [t.timestamp() for t in typed_checked.columns[5]] == [
         t.timestamp() for t in row_checked.columns[5]
     ]
+    assert len(typed_checked) == 4
 
 
 def test_json_rows_outside_the_typed_shape_are_still_accepted(client, ref):

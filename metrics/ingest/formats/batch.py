@@ -3,7 +3,7 @@
 A JSON body is first decoded straight into typed rows (`ObservationIn`) by msgspec, which checks types,
 lengths and timezones in C; that is the fast path benchmarks/ingest.py measures. A body that does not
 fit it exactly (a value sent as text, a null, a naive timestamp…) is decoded into plain dicts instead,
-and the row-by-row check (check.check_rows) names each problem. An NDJSON line or CSV tags cell
+and the one check (check.check_rows) names each problem. An NDJSON line or CSV tags cell
 that cannot be read becomes that row's error (`Unreadable`), not the whole body's.
 """
 
@@ -23,7 +23,7 @@ from metrics.ingest.rules import TEXT_LIMITS
 
 
 class ObservationIn(msgspec.Struct, gc=False):
-    """One well-formed row; check.check_typed_rows still checks references, finiteness, units and time."""
+    """One well-formed row; check.check_rows still checks references, finiteness, units and time."""
 
     metric: str
     system: str
