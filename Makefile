@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml requirements.lock requirements-dev.lock
 # installs; the dev lock is constrained to the same versions.
 UV_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes -q
 lock:
-	test -x $(BIN)/uv || { test -x $(BIN)/python || $(PY) -m venv $(VENV); $(BIN)/pip install -q "uv>=0.13.9,<0.14"; }
+	test -x $(BIN)/uv || { test -x $(BIN)/python || $(PY) -m venv $(VENV); $(BIN)/pip install $(PIP_QUIET) "uv>=0.13.9,<0.14"; }
 	$(UV_COMPILE) $(LOCK_ARGS) -o requirements.lock
 	$(UV_COMPILE) $(LOCK_ARGS) --group dev -c requirements.lock -o requirements-dev.lock
 

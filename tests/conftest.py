@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
@@ -24,6 +25,23 @@ def _empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+# Markers by what a test needs, set from its fixtures so no test has to remember them: `pytest -m unit`
+# runs the quick ones. `make test` runs every kind (CI must).
+BROWSER_FIXTURES = {"browser", "page"}
+INTEGRATION_FIXTURES = {"celery_worker_real", "faults", "live_server", "receiver"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        elif fixtures & INTEGRATION_FIXTURES or item.get_closest_marker("services"):
+            item.add_marker(pytest.mark.integration)
+        elif not item.get_closest_marker("perf"):
+            item.add_marker(pytest.mark.unit)
 
 
 def wait_for(predicate, timeout: float = 20.0) -> bool:
@@ -113,8 +131,20 @@ def as_user():
     return _client
 
 
+def broker_of_this_worker(url: str) -> str:
+    """Under pytest-xdist each worker gets a Redis database of its own (the next after the configured
+    one, gw0 first): a worker's real Celery worker must never take a task another worker's test sent,
+    which would run against the other worker's test database."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, …
+    if not worker.startswith("gw") or not url.startswith("redis"):
+        return url
+    parts = urlsplit(url)
+    database = int(parts.path.strip("/") or 0) + 1 + int(worker[2:])
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
 @pytest.fixture
-def celery_worker_real(transactional_db):
+def celery_worker_real(transactional_db, monkeypatch):
     """A real Celery worker consuming from the real Redis broker, in a thread of this process.
 
     It shares the test database (transactional_db), so what the test commits the worker sees.
@@ -124,15 +154,20 @@ def celery_worker_real(transactional_db):
 
     from config.celery import app
 
-    broker = settings.CELERY_BROKER_URL
-    if not broker:
+    if not settings.CELERY_BROKER_URL:
         if settings.REQUIRE_SERVICES:
             pytest.fail("REQUIRE_SERVICES=1 but CELERY_BROKER_URL is not set")
         pytest.skip("no CELERY_BROKER_URL: `make test` starts an embedded Redis for the real-worker tests")
+    broker = broker_of_this_worker(settings.CELERY_BROKER_URL)
+    monkeypatch.setenv("CELERY_BROKER_URL", broker)  # Celery prefers the variable to app.conf
+    from core import outbox
+
+    monkeypatch.setattr(outbox, "_paused_until", 0.0)  # no pause left by an earlier test's dead broker
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = False
     app.conf.broker_url = broker
     app.conf.result_backend = None
+    app._after_fork()  # forget connections pooled to another broker (or database) by an earlier test
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=2, timeout=3)
@@ -141,3 +176,4 @@ def celery_worker_real(transactional_db):
             yield app
     finally:
         app.conf.task_always_eager = previous
+        app._after_fork()

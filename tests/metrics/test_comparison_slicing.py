@@ -17,6 +17,8 @@ from metrics.selectors.comparison.slices import POOLED_WORKLOADS_SQL, pooled_wor
 from tests.explain import plan_nodes_of, rows_read
 from tests.pg_stats import observation_rows_read
 
+pytestmark = pytest.mark.perf  # query plans and PostgreSQL's counters over many rows
+
 URL = "/api/v1/comparisons/"
 BASE = {"metric": "latency", "baseline": "legacy", "candidate": "rebuilt", "statistic": "mean"}
 

@@ -12,6 +12,8 @@ from metrics.models import Observation
 from tests.metrics.factories import row
 from tests.pg_stats import observation_scans
 
+pytestmark = pytest.mark.perf  # query plans and PostgreSQL's counters over many rows
+
 URL = "/api/v1/observations/batch/"
 
 

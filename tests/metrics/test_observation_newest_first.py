@@ -19,6 +19,8 @@ from tests.explain import plan_nodes_of, rows_read
 from tests.metrics.factories import reference_data
 from tests.metrics.test_observation_page import reference_page
 
+pytestmark = pytest.mark.perf  # query plans and PostgreSQL's counters over many rows
+
 URL = "/api/v1/observations/"
 # Where the rows lie from now: ahead (a clock ahead), within the first band, across band edges, in
 # earlier months (their partitions made below) and years back (DEFAULT); some moments shared.

@@ -23,6 +23,8 @@ from metrics.tasks import observations_partitions_create as partitions_task
 from tests.explain import plan_nodes_of
 from tests.metrics.factories import reference_data
 
+pytestmark = pytest.mark.perf  # query plans and PostgreSQL's counters over many rows
+
 JULY_2031 = datetime(2031, 7, 1, tzinfo=UTC)
 
 
