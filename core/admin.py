@@ -1,7 +1,12 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from axes import admin as axes_admin
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.db import models
+from django.http import HttpRequest
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
 from core.models import (
@@ -12,6 +17,12 @@ from core.models import (
     Transition,
     WebhookEndpoint,
 )
+
+if TYPE_CHECKING:
+    # ModelAdmin is generic in django-stubs only: at run time it cannot be subscripted.
+    _WebhookEndpointModelAdmin = admin.ModelAdmin[WebhookEndpoint]
+else:
+    _WebhookEndpointModelAdmin = admin.ModelAdmin
 
 
 @admin.register(Transition)
@@ -33,7 +44,7 @@ class HeartbeatAdmin(ReadOnlyAdmin):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(_WebhookEndpointModelAdmin):
     """Plain configuration with no state of its own: receivers are added and edited here."""
 
     list_display = ("name", "url", "is_active")
@@ -55,7 +66,7 @@ class ReceiptInline(ReadOnlyTabularInline):
     fields = ("user", "read_at")
     readonly_fields = fields
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> models.QuerySet[NotificationReceipt]:
         return super().get_queryset(request).select_related("user")
 
 
@@ -71,19 +82,20 @@ class NotificationAdmin(ReadOnlyAdmin):
 
 
 # django-axes' own admins allow a no-op "change" of a login record. Ours browse and delete only
-# (deleting an attempt is how an administrator lifts a lockout).
-class AccessAttemptAdmin(axes_admin.AccessAttemptAdmin):
-    def has_change_permission(self, request, obj=None):
+# (deleting an attempt is how an administrator lifts a lockout). django-axes ships no type information,
+# so its admins are Any to mypy.
+class AccessAttemptAdmin(axes_admin.AccessAttemptAdmin):  # type: ignore[misc]
+    def has_change_permission(self, request: HttpRequest, obj: AccessAttempt | None = None) -> bool:
         return False
 
 
-class AccessLogAdmin(axes_admin.AccessLogAdmin):
-    def has_change_permission(self, request, obj=None):
+class AccessLogAdmin(axes_admin.AccessLogAdmin):  # type: ignore[misc]
+    def has_change_permission(self, request: HttpRequest, obj: AccessLog | None = None) -> bool:
         return False
 
 
-class AccessFailureLogAdmin(axes_admin.AccessFailureLogAdmin):
-    def has_change_permission(self, request, obj=None):
+class AccessFailureLogAdmin(axes_admin.AccessFailureLogAdmin):  # type: ignore[misc]
+    def has_change_permission(self, request: HttpRequest, obj: AccessFailureLog | None = None) -> bool:
         return False
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.contrib import admin, messages
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
@@ -22,6 +22,17 @@ from core.errors import ApplicationError
 
 # What a service (or the database's PROTECT) says when it refuses; shown to the admin user, never a 500.
 REFUSALS = (ApplicationError, PermissionDenied, ProtectedError, RestrictedError)
+
+if TYPE_CHECKING:
+    # Generic in django-stubs only: at run time these classes cannot be subscripted. Any model: each
+    # subclass names its own.
+    _ModelAdmin = admin.ModelAdmin[Any]
+    _TabularInline = admin.TabularInline[Any, Any]
+    _ModelForm = ModelForm[Any]
+else:
+    _ModelAdmin = admin.ModelAdmin
+    _TabularInline = admin.TabularInline
+    _ModelForm = ModelForm
 
 
 def refusal_text(exc: Exception) -> str:
@@ -43,11 +54,11 @@ class NoWrites:
         return False
 
 
-class ReadOnlyAdmin(NoWrites, admin.ModelAdmin):
+class ReadOnlyAdmin(NoWrites, _ModelAdmin):
     """Browse only: no add, change or delete. State changes are actions that call a service."""
 
 
-class ReadOnlyTabularInline(NoWrites, admin.TabularInline):
+class ReadOnlyTabularInline(NoWrites, _TabularInline):
     """Children shown on their parent's page, never written there."""
 
     extra = 0
@@ -55,11 +66,11 @@ class ReadOnlyTabularInline(NoWrites, admin.TabularInline):
     show_change_link = False
 
 
-class ServiceSaveForm(ModelForm):
+class ServiceSaveForm(_ModelForm):
     """The add/change form of a `ServiceSaveAdmin`: its last validation step saves through the service."""
 
     # Set by ServiceSaveAdmin.get_form on the form class it builds for one request (a new class each time).
-    save_through_service: ClassVar[Callable[[ModelForm], Model]]
+    save_through_service: ClassVar[Callable[[ModelForm[Any]], Model]]
 
     def full_clean(self) -> None:
         super().full_clean()
@@ -72,7 +83,7 @@ class ServiceSaveForm(ModelForm):
             _refusal_to_form(self, exc)
 
 
-class ServiceSaveAdmin(admin.ModelAdmin):
+class ServiceSaveAdmin(_ModelAdmin):
     """An admin whose add/change form saves through a service, never through `Model.save()`.
 
     Django's admin has no hook between "the form is valid" and "saved" that can still put errors on the
@@ -84,27 +95,27 @@ class ServiceSaveAdmin(admin.ModelAdmin):
 
     form = ServiceSaveForm
 
-    def service_save(self, request: HttpRequest, form: ModelForm, change: bool) -> Model:
+    def service_save(self, request: HttpRequest, form: ModelForm[Any], change: bool) -> Model:
         """Call the service with the form's cleaned data and return the saved object."""
         raise NotImplementedError
 
     def get_form(
         self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any
-    ) -> type[ModelForm]:
+    ) -> type[ModelForm[Any]]:
         form = super().get_form(request, obj, change=change, **kwargs)
         if not issubclass(form, ServiceSaveForm):
             raise ImproperlyConfigured(f"{type(self).__name__}.form must be a ServiceSaveForm")
         form.save_through_service = partial(self.service_save, request, change=change)
         return form
 
-    def save_model(self, request: HttpRequest, obj: Model, form: ModelForm, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Model, form: ModelForm[Any], change: bool) -> None:
         """The service saved the object while the form was validated."""
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
-def _refusal_to_form(form: ModelForm, exc: Exception) -> None:
+def _refusal_to_form(form: ModelForm[Any], exc: Exception) -> None:
     form.add_error(None, refusal_text(exc))
     for error in getattr(exc, "errors", ()):
         field = error.get("field")
@@ -112,14 +123,14 @@ def _refusal_to_form(form: ModelForm, exc: Exception) -> None:
             form.add_error(field, error.get("message", ""))
 
 
-def changed_values(form: ModelForm, allowed: Iterable[str]) -> dict[str, Any]:
+def changed_values(form: ModelForm[Any], allowed: Iterable[str]) -> dict[str, Any]:
     """The fields the admin user changed, limited to those the service accepts."""
     allowed = set(allowed)
     return {name: form.cleaned_data[name] for name in form.changed_data if name in allowed}
 
 
 def run_service_action(
-    model_admin: admin.ModelAdmin,
+    model_admin: admin.ModelAdmin[Any],
     request: HttpRequest,
     objects: Iterable[Model],
     call: Callable[[Model], object],

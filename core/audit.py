@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 
 from core.models import Transition
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
 
 def transition_record(
     *,
     subject: models.Model,
     action: str,
-    actor=None,
+    actor: User | AnonymousUser | None = None,
     from_state: str = "",
     to_state: str = "",
     reason: str = "",

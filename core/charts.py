@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
@@ -55,9 +55,9 @@ def line_chart(
         f'<text x="{left - 6}" y="{sy(y_lo + pad) + 4:.1f}" text-anchor="end" font-size="10" fill="#667085">'
         f"{_fmt(y_lo + pad)}</text>",
         f'<text x="{left}" y="{height - 8}" font-size="10" fill="#667085">'
-        f"{datetime.fromtimestamp(x_lo):%d %b}</text>",
+        f"{datetime.fromtimestamp(x_lo, tz=UTC):%d %b}</text>",
         f'<text x="{width - right}" y="{height - 8}" text-anchor="end" font-size="10" fill="#667085">'
-        f"{datetime.fromtimestamp(x_hi):%d %b}</text>",
+        f"{datetime.fromtimestamp(x_hi, tz=UTC):%d %b}</text>",
     ]
     legend_x = left
     if unit:
@@ -164,7 +164,7 @@ def interval_chart(
 ) -> SafeString:
     """One estimate and its interval on a number line, against the threshold and the no-change
     reference (1× for a ratio, 0 % for an improvement): what a significance-required criterion reads."""
-    values = [estimate, reference, *(ci or ()), *([threshold] if threshold is not None else [])]
+    values: list[float] = [estimate, reference, *(ci or ()), *([threshold] if threshold is not None else [])]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.12 or abs(hi) * 0.1 or 1
     lo, hi = lo - pad, hi + pad

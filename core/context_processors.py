@@ -1,10 +1,13 @@
+from __future__ import annotations
+
+from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
 from core.models import NotificationReceipt
 from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS, has_role
 
 
-def roles(request):
+def roles(request: HttpRequest) -> dict[str, bool]:
     """Role flags for templates, so pages show only the actions a person may take."""
     user = request.user
     return {
@@ -14,7 +17,7 @@ def roles(request):
     }
 
 
-def unread_notifications(request):
+def unread_notifications(request: HttpRequest) -> dict[str, int | SimpleLazyObject]:
     """The header's unread count: one indexed COUNT, run only when a page renders it (never for an
     htmx fragment, an API answer or a redirect)."""
     user = getattr(request, "user", None)

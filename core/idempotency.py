@@ -16,8 +16,8 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 from django.conf import settings
@@ -32,6 +32,15 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from core.errors import ApplicationError
 from core.models import IdempotencyRecord
+from core.roles import acting_user
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.urls import ResolverMatch
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+_Handler = TypeVar("_Handler", bound="Callable[..., Response]")
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = IdempotencyRecord.KEY_MAX_LENGTH
@@ -54,7 +63,7 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 
 
-def idempotency_key(request) -> str | None:
+def idempotency_key(request: Request) -> str | None:
     """The request's key, None without one; a key too long to store is a 400 naming the header."""
     key = request.headers.get(HEADER) or None
     if key is not None and len(key) > MAX_KEY_LENGTH:
@@ -105,7 +114,7 @@ def _comparable(data: Any) -> Any:
     return data
 
 
-def claim(*, user, scope: str, key: str) -> None:
+def claim(*, user: User, scope: str, key: str) -> None:
     """Wait until no other transaction holds this (user, scope, key); held until this one ends."""
     assert connection.in_atomic_block, "claim() only makes sense inside the write's transaction"
     digest = hashlib.sha256(f"{user.pk}\0{scope}\0{key}".encode()).digest()
@@ -113,7 +122,7 @@ def claim(*, user, scope: str, key: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest[:8], "big", signed=True)])
 
 
-def recorded(*, user, scope: str, key: str, request_hash: str) -> IdempotencyRecord | None:
+def recorded(*, user: User, scope: str, key: str, request_hash: str) -> IdempotencyRecord | None:
     """The stored first answer for this key, None if there is none; 422 if it answered another request."""
     record = IdempotencyRecord.objects.filter(user=user, scope=scope, key=key).first()
     if record is not None and record.request_hash != request_hash:
@@ -121,7 +130,7 @@ def recorded(*, user, scope: str, key: str, request_hash: str) -> IdempotencyRec
     return record
 
 
-def remember(*, user, scope: str, key: str, request_hash: str, status_code: int, body: Any) -> None:
+def remember(*, user: User, scope: str, key: str, request_hash: str, status_code: int, body: Any) -> None:
     IdempotencyRecord.objects.create(
         user=user,
         scope=scope,
@@ -137,7 +146,7 @@ def replay(record: IdempotencyRecord) -> Response:
     return Response(body, status=record.response_status, headers={REPLAY_HEADER: "true"})
 
 
-def idempotent(handler: Callable) -> Callable:
+def idempotent(handler: _Handler) -> _Handler:
     """Honour Idempotency-Key on a DRF handler method (`post`, `create`).
 
     Runs after authentication and permissions, so neither the anonymous nor a caller who may not
@@ -147,15 +156,17 @@ def idempotent(handler: Callable) -> Callable:
     """
 
     @functools.wraps(handler)
-    def wrapper(view, request, *args, **kwargs):
+    def wrapper(view: APIView, request: Request, *args: Any, **kwargs: Any) -> Response:
         key = idempotency_key(request)
         if key is None:
             return handler(view, request, *args, **kwargs)
-        scope = f"{request.method} {request.resolver_match.view_name}"
+        # A request routed to a DRF handler always has its resolver match.
+        scope = f"{request.method} {cast('ResolverMatch', request.resolver_match).view_name}"
         request_hash = fingerprint({"path": kwargs, "body": _comparable(request.data)})
         with transaction.atomic():
-            claim(user=request.user, scope=scope, key=key)
-            record = recorded(user=request.user, scope=scope, key=key, request_hash=request_hash)
+            # After authentication and permissions: the caller is signed in, a User.
+            claim(user=acting_user(request), scope=scope, key=key)
+            record = recorded(user=acting_user(request), scope=scope, key=key, request_hash=request_hash)
             if record is not None:
                 return replay(record)
             try:
@@ -170,7 +181,7 @@ def idempotent(handler: Callable) -> Callable:
                     else {}
                 )
                 remember(
-                    user=request.user,
+                    user=acting_user(request),
                     scope=scope,
                     key=key,
                     request_hash=request_hash,
@@ -179,10 +190,11 @@ def idempotent(handler: Callable) -> Callable:
                 )
         return response
 
-    return wrapper
+    # The wrapper takes what the handler takes and answers a Response, as the handler does.
+    return cast(_Handler, wrapper)
 
 
-def idempotency_records_purge(*, now=None) -> int:
+def idempotency_records_purge(*, now: datetime | None = None) -> int:
     """Forget answers older than the retention; returns how many were deleted."""
     cutoff = (now or timezone.now()) - timedelta(hours=settings.IDEMPOTENCY_RETENTION_HOURS)
     deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import logging
 import secrets
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+    from rest_framework.request import Request
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +46,7 @@ def register(key: str) -> str:
     return key
 
 
-def generation_for(request, key: str) -> str | None:
+def generation_for(request: HttpRequest | Request | None, key: str) -> str | None:
     """The generation read with this request's token lookup, else read now; None: do not cache."""
     if not enabled():
         return None
@@ -56,7 +61,7 @@ def new_generation() -> str:
 def current_generation(key: str) -> str | None:
     """The generation now in force, created if the cache lost it; None when the cache is unreachable."""
     try:
-        generation = cache.get(key)
+        generation: str | None = cache.get(key)
         if generation is None:
             cache.add(key, new_generation(), timeout=None)
             generation = cache.get(key)

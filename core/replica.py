@@ -19,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 
 REPLICA = "replica"
@@ -60,19 +62,21 @@ def replica_reads() -> Iterator[None]:
 class ReplicaRouter:
     """Reads inside `replica_reads()` go to the replica; everything else to the primary."""
 
-    def db_for_read(self, model, **hints) -> str | None:
+    def db_for_read(self, model: type[Model], **hints: Any) -> str | None:
         if _reads_from_replica.get() and model._meta.app_label in REPLICA_APPS and replica_configured():
             return REPLICA
         return None
 
-    def db_for_write(self, model, **hints) -> str | None:
+    def db_for_write(self, model: type[Model], **hints: Any) -> str | None:
         return None
 
-    def allow_relation(self, obj1, obj2, **hints) -> bool | None:
+    def allow_relation(self, obj1: Model, obj2: Model, **hints: Any) -> bool | None:
         # The replica holds the same rows: an object read there may relate to one read from the primary.
         return True
 
-    def allow_migrate(self, db, app_label, model_name=None, **hints) -> bool | None:
+    def allow_migrate(
+        self, db: str, app_label: str, model_name: str | None = None, **hints: Any
+    ) -> bool | None:
         # The replica follows the primary's schema by replication, never by migrate.
         return db != REPLICA
 
@@ -84,7 +88,7 @@ class ReplicaReadsMiddleware:
     session and the user from the primary, and reset when the response (rendered by then) comes back.
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -100,7 +104,13 @@ class ReplicaReadsMiddleware:
             )
         return response
 
-    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> None:
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., HttpResponse],
+        view_args: tuple[Any, ...],
+        view_kwargs: dict[str, Any],
+    ) -> None:
         if _eligible(request):
             request._replica_token = _reads_from_replica.set(True)  # type: ignore[attr-defined]
 

@@ -3,6 +3,8 @@ nothing else hard-codes names."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
@@ -45,3 +47,17 @@ def in_team(user: User | AnonymousUser, team: str) -> bool:
 def require_role(user: User | AnonymousUser, group: str, action: str) -> None:
     if not has_role(user, group):
         raise PermissionDenied(f"Only a {ROLE_LABELS.get(group, group)} may {action}.")
+
+
+class _HasUser(Protocol):
+    user: User | AnonymousUser
+
+
+def acting_user(request: _HasUser) -> User:
+    """The signed-in user a page or API view acts for. Pages need a login (the middleware) and every
+    write an authenticated caller (the API's write rules, the admin's staff check), so an anonymous
+    user here means a view lost its guard: it is refused (403), never handed to a service."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied("Sign in first.")
+    return user

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from core.heartbeat import heartbeat_record as record
@@ -10,7 +10,8 @@ from core.outbox import outbox_sweep as sweep
 from core.outbox import queue_options
 
 
-@shared_task(
+# Celery ships no type information: shared_task is an untyped decorator to mypy.
+@shared_task(  # type: ignore[untyped-decorator]
     bind=True,
     autoretry_for=(DeliveryFailed,),
     retry_backoff=settings.NOTIFICATION_RETRY_BACKOFF,
@@ -19,7 +20,7 @@ from core.outbox import queue_options
     max_retries=settings.NOTIFICATION_MAX_RETRIES,
     **queue_options("notifications"),
 )
-def notification_deliver(self, delivery_id: str) -> bool:
+def notification_deliver(self: Task, delivery_id: str) -> bool:
     try:
         return delivery_attempt(delivery_id=delivery_id)
     except DeliveryBusy as busy:
@@ -28,18 +29,18 @@ def notification_deliver(self, delivery_id: str) -> bool:
         raise self.retry(countdown=busy.seconds_left, max_retries=None) from None
 
 
-@shared_task(**queue_options("celery"))
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
 def outbox_sweep() -> int:
     return sweep()
 
 
-@shared_task(**queue_options("celery"))
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
 def idempotency_records_purge() -> int:
     return purge()
 
 
-@shared_task(bind=True, ignore_result=True, expires=60, **queue_options("celery"))
-def heartbeat_record(self) -> None:
+@shared_task(bind=True, ignore_result=True, expires=60, **queue_options("celery"))  # type: ignore[untyped-decorator]
+def heartbeat_record(self: Task) -> None:
     """Sent by beat every HEARTBEAT_SECONDS; the row it writes shows on /healthz that both processes live.
     Not an outbox task: a lost beat is replaced by the next one, there is nothing to retry."""
     record(worker=self.request.hostname or "")

@@ -18,7 +18,7 @@ UNAVAILABLE_MESSAGE = "The service is briefly unavailable. Please try again in a
 _UNAVAILABLE_SQLSTATES = ("08", "53", "57P")
 
 
-def is_unavailable(exc: BaseException) -> bool:
+def is_unavailable(exc: BaseException | None) -> bool:
     """True when `exc` says a backing service is out of reach, so retrying later can succeed.
 
     A failed connection attempt (refused, too many clients, pool timeout) carries no SQLSTATE; an

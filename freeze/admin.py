@@ -1,6 +1,12 @@
+from __future__ import annotations
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, ServiceSaveAdmin
+from core.roles import acting_user
 from freeze import services
 from freeze.models import Approval, Component, FreezeEntry, FreezeException, FreezeOverride, FreezeWindow
 
@@ -14,13 +20,13 @@ class ComponentAdmin(ServiceSaveAdmin):
     search_fields = ("key", "name", "owner_team")
     fields = ("key", "name", "layer", "owner_team", "description")
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: Component | None = None) -> tuple[str, ...]:
         return ("key",) if obj else ()  # the upsert is by key: a new key is a new component
 
-    def service_save(self, request, form, change):
+    def service_save(self, request: HttpRequest, form: ModelForm[Component], change: bool) -> Component:
         data = form.cleaned_data
         return services.component_upsert(
-            actor=request.user,
+            actor=acting_user(request),  # the admin is for signed-in staff only
             key=form.instance.key if change else data["key"],
             name=data["name"],
             layer=data["layer"],
@@ -76,7 +82,7 @@ class FreezeExceptionAdmin(ReadOnlyAdmin):
     actions = ["expire_ended"]
 
     @admin.action(description="Expire approved exceptions whose change window has ended")
-    def expire_ended(self, request, queryset):
+    def expire_ended(self, request: HttpRequest, queryset: QuerySet[FreezeException]) -> None:
         self.message_user(request, f"Expired {len(services.exceptions_expire())} exception(s).")
 
 

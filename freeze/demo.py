@@ -4,8 +4,11 @@ components at every level, exceptions in every state — all through the service
 from __future__ import annotations
 
 from datetime import datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.contrib.auth.models import User
+from django.core.management.base import OutputWrapper
 from django.utils import timezone
 
 from freeze import services
@@ -49,7 +52,7 @@ FRONTIER_LEVELS = {
 }
 
 
-def demo_load(*, users, stdout) -> None:
+def demo_load(*, users: dict[str, User], stdout: OutputWrapper) -> None:
     program = Program.objects.filter(slug="frontier-rebuild").first()
     if program is None or FreezeWindow.objects.filter(program=program, phase__isnull=True).exists():
         return
@@ -86,7 +89,9 @@ def demo_load(*, users, stdout) -> None:
         reason="object store moves to the new cluster",
     )
 
-    def file(component, title, risk, starts, hours, **text):
+    def file(
+        component: str, title: str, risk: str, starts: datetime, hours: int, **text: Any
+    ) -> FreezeException:
         return services.exception_create(
             actor=engineer,
             component=Component.objects.get(key=component),
@@ -162,7 +167,7 @@ def demo_load(*, users, stdout) -> None:
     stdout.write(f"Loaded the freeze list: {len(COMPONENTS)} components, exceptions {', '.join(states)}.")
 
 
-def _under_the_approval_bar(frontier: FreezeWindow, engineer, team_member) -> None:
+def _under_the_approval_bar(frontier: FreezeWindow, engineer: User, team_member: User) -> None:
     """A medium-risk change nine days before the frontier exit gate is due: the program's rising
     approval bar (rebuild-14m sets two weeks) makes it need a second approval, a program lead's. Its
     owner team (data-platform) has approved; it waits for a lead, so the exception page shows the rule
@@ -190,7 +195,7 @@ def _under_the_approval_bar(frontier: FreezeWindow, engineer, team_member) -> No
     )
 
 
-def _weekend_and_override(program, lead, now) -> None:
+def _weekend_and_override(program: Program, lead: User, now: datetime) -> None:
     """A recurring weekend freeze (Friday 18:00 – Monday 08:00 Berlin time, every week for half a
     year; open by default, so it freezes only fabric and firmware) and a break-glass override on the
     kernels, opened by one lead and awaiting the other's review."""

@@ -26,6 +26,8 @@ def exceptions_touching_metrics(metric_keys: list[str]) -> list[GateNotice]:
     )
     notices = []
     for e in rows:
+        # `touching` is the annotate() above; django-stubs drops annotations on a custom QuerySet's rows
+        # (django-stubs #1049).
         when = (
             f"in force until {e.change_ends_at:%-d %b %Y %H:%M} UTC"
             if e.change_starts_at <= now
@@ -35,7 +37,7 @@ def exceptions_touching_metrics(metric_keys: list[str]) -> list[GateNotice]:
             GateNotice(
                 label=f"#{e.pk} {e.title}",
                 url=reverse("freeze:exception", args=[e.pk]),
-                note=f"{e.component.key} · {e.risk} risk · {when} · touches {', '.join(e.touching)}",
+                note=f"{e.component.key} · {e.risk} risk · {when} · touches {', '.join(e.touching)}",  # type: ignore[attr-defined]
             )
         )
     return notices

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import cast
 
 import pghistory
 from django.conf import settings
@@ -85,7 +87,7 @@ class FreezeWindow(models.Model):
     def is_recurring(self) -> bool:
         return bool(self.rrule)
 
-    def contains(self, moment) -> bool:
+    def contains(self, moment: datetime) -> bool:
         return self.occurrence_at(moment) is not None
 
     def occurrence_at(self, moment: datetime) -> tuple[datetime, datetime] | None:
@@ -112,10 +114,10 @@ class FreezeEntry(models.Model):
         return f"{self.component} {self.level} in {self.window}"
 
 
-class ExceptionQuerySet(models.QuerySet):
+class ExceptionQuerySet(models.QuerySet["FreezeException"]):
     """The one place the effective status is written for queries: filters, counts and lists read it."""
 
-    def with_effective_status(self):
+    def with_effective_status(self) -> ExceptionQuerySet:
         """Annotate `current_status`: an open exception whose change window has ended reads `expired`
         (expiry is at read time; the periodic sweep only catches the row up)."""
         ended = Q(status__in=FreezeException.OPEN_STATUSES, change_ends_at__lte=timezone.now())
@@ -127,8 +129,10 @@ class ExceptionQuerySet(models.QuerySet):
             )
         )
 
-    def effective_status_in(self, statuses):
-        return self.with_effective_status().filter(current_status__in=list(statuses))
+    def effective_status_in(self, statuses: Iterable[str]) -> ExceptionQuerySet:
+        # current_status is with_effective_status's annotation: django-stubs checks the lookup against the
+        # model's fields and does not see a custom QuerySet method's annotate() (django-stubs #2917).
+        return self.with_effective_status().filter(current_status__in=list(statuses))  # type: ignore[misc]
 
 
 def change_window_open(exception: models.Model) -> bool:
@@ -229,17 +233,17 @@ class FreezeException(models.Model):
         tests hold the two to the same answers."""
         if self.status in self.OPEN_STATUSES and self.change_ends_at <= timezone.now():
             return self.Status.EXPIRED
-        return self.status
+        return cast(str, self.status)  # django-fsm's field descriptor reads as Any
 
     # The one transition guard: each transition's `source=` list is the allowed-from table, and its
     # `conditions=` refuse every move but `expire` once the change window has ended. Services and the
     # allowed-actions selector ask django-fsm's can_proceed; nothing else restates these rules.
     @transition(field=status, source=OPEN_STATUSES, target=None, conditions=[change_window_open])
-    def edit(self):
+    def edit(self) -> None:
         """No state change by itself: a material edit after submission also resubmits."""
 
     @transition(field=status, source=Status.DRAFT, target=Status.SUBMITTED, conditions=[change_window_open])
-    def submit(self):
+    def submit(self) -> None:
         self.submitted_at = timezone.now()
 
     @transition(
@@ -248,20 +252,20 @@ class FreezeException(models.Model):
         target=Status.SUBMITTED,
         conditions=[change_window_open],
     )
-    def resubmit(self):
+    def resubmit(self) -> None:
         self.submitted_at = timezone.now()
         self.decided_at = None
 
     @transition(
         field=status, source=Status.SUBMITTED, target=Status.APPROVED, conditions=[change_window_open]
     )
-    def approve(self):
+    def approve(self) -> None:
         self.decided_at = timezone.now()
 
     @transition(
         field=status, source=Status.SUBMITTED, target=Status.REJECTED, conditions=[change_window_open]
     )
-    def reject(self):
+    def reject(self) -> None:
         self.decided_at = timezone.now()
 
     @transition(
@@ -270,15 +274,15 @@ class FreezeException(models.Model):
         target=Status.WITHDRAWN,
         conditions=[change_window_open],
     )
-    def withdraw(self):
+    def withdraw(self) -> None:
         pass
 
     @transition(field=status, source=Status.APPROVED, target=Status.REVOKED, conditions=[change_window_open])
-    def revoke(self):
+    def revoke(self) -> None:
         pass
 
     @transition(field=status, source=OPEN_STATUSES, target=Status.EXPIRED)
-    def expire(self):
+    def expire(self) -> None:
         pass
 
 
@@ -317,6 +321,8 @@ class FreezeOverride(models.Model):
 
     MAX_LENGTH = timedelta(hours=24)
     REVIEW_WITHIN = timedelta(hours=72)
+    # Whether the viewer may write its review, set by freeze.pages.overrides on the awaiting ones.
+    may_review: bool
 
     component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="overrides")
     opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -344,12 +350,12 @@ class FreezeOverride(models.Model):
     def __str__(self) -> str:
         return f"override #{self.pk} on {self.component_id}"
 
-    def in_force(self, moment=None) -> bool:
+    def in_force(self, moment: datetime | None = None) -> bool:
         moment = moment or timezone.now()
         return self.starts_at <= moment < self.ends_at
 
     @property
-    def review_due_at(self):
+    def review_due_at(self) -> datetime:
         return self.starts_at + self.REVIEW_WITHIN
 
     @property

@@ -5,6 +5,8 @@ outbox with it and survives a broker outage (core.outbox)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.dispatch import receiver
 
 from core.outbox import outbox_add
@@ -12,10 +14,10 @@ from program.signals import phase_dates_changed, program_created
 
 
 @receiver(program_created, dispatch_uid="freeze.frontier_window")
-def frontier_window(sender, *, program_id, **kwargs):
+def frontier_window(sender: object, *, program_id: int, **kwargs: Any) -> None:
     outbox_add(task="freeze.tasks.frontier_window_create", args=[program_id])
 
 
 @receiver(phase_dates_changed, dispatch_uid="freeze.follow_phase")
-def follow_phase(sender, *, phase_id, cause="re-planned", **kwargs):
+def follow_phase(sender: object, *, phase_id: int, cause: str = "re-planned", **kwargs: Any) -> None:
     outbox_add(task="freeze.tasks.windows_follow_phase", args=[phase_id, cause])

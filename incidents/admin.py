@@ -1,6 +1,14 @@
+from __future__ import annotations
+
+from typing import cast
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
 
 from core.admin_base import ReadOnlyAdmin, ServiceSaveAdmin, changed_values, run_service_action
+from core.roles import acting_user
 from incidents import services
 from incidents.models import BugClass, Incident
 
@@ -41,21 +49,26 @@ class IncidentAdmin(ServiceSaveAdmin):
     fields = FILE_FIELDS
     actions = ["resolve_now"]
 
-    def service_save(self, request, form, change):
+    def service_save(self, request: HttpRequest, form: ModelForm[Incident], change: bool) -> Incident:
         if change:
             return services.incident_update(
-                actor=request.user, incident=form.instance, changes=changed_values(form, FILE_FIELDS)
+                actor=acting_user(request),
+                incident=form.instance,
+                changes=cast(services.IncidentChanges, changed_values(form, FILE_FIELDS)),
             )
         return services.incident_file(
-            actor=request.user, **{name: form.cleaned_data[name] for name in FILE_FIELDS}
+            actor=acting_user(request), **{name: form.cleaned_data[name] for name in FILE_FIELDS}
         )
 
     @admin.action(description="Resolve the selected incidents now")
-    def resolve_now(self, request, queryset):
+    def resolve_now(self, request: HttpRequest, queryset: QuerySet[Incident]) -> None:
         run_service_action(
             self,
             request,
             queryset,
-            lambda incident: services.incident_resolve(actor=request.user, incident=incident),
+            # run_service_action hands back the rows of `queryset`: Incidents.
+            lambda incident: services.incident_resolve(
+                actor=acting_user(request), incident=cast(Incident, incident)
+            ),
             "{count} incidents resolved.",
         )

@@ -10,6 +10,8 @@ import random
 from datetime import timedelta
 
 from dateutil.relativedelta import relativedelta
+from django.contrib.auth.models import User
+from django.core.management.base import OutputWrapper
 from django.utils import timezone
 
 from freeze.models import Component
@@ -79,7 +81,7 @@ def _plan(rng: random.Random, system: str, month: int) -> tuple[int, dict[str, i
     return count, weights, 42.0 * math.exp(-2.2 * progress) + 4.0  # ~46 h early, ~8.5 h by month 11
 
 
-def demo_load(*, users, stdout) -> None:
+def demo_load(*, users: dict[str, User], stdout: OutputWrapper) -> None:
     if Incident.objects.exists() or not Component.objects.filter(key="nccl").exists():
         return
     bug_classes_seed(BugClass)

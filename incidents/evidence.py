@@ -9,8 +9,10 @@ pools them all.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, cast
 
-from metrics.models import MetricDefinition
+from incidents.models import Incident
+from metrics.models import MetricDefinition, Workload
 
 MTTR, MTTD = "mttr", "mttd"
 INCIDENTS_PER_WEEK = "incidents-per-week"
@@ -36,13 +38,14 @@ def hours_between(start: datetime, end: datetime) -> float:
     return (end - start).total_seconds() / HOUR
 
 
-def speed_rows(incident) -> list[dict]:
+def speed_rows(incident: Incident) -> list[dict[str, Any]]:
     """The two rows of a resolved incident (none before it is resolved)."""
     if incident.resolved_at is None:
         return []
     common = {
         "system": incident.system.key,
-        "workload": incident.workload.key if incident.workload_id else FLEET_WORKLOAD,
+        # A workload_id means the workload exists (and it is read only then).
+        "workload": cast(Workload, incident.workload).key if incident.workload_id else FLEET_WORKLOAD,
         "observed_at": incident.resolved_at.isoformat(),
         "unit": "hour",
         "run_id": run_id(incident.pk),

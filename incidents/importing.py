@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -22,7 +23,7 @@ MSG_NOT_CSV = "The body is not UTF-8 CSV."
 MSG_TOO_MANY = f"An import holds at most {MAX_ROWS} incidents."
 
 
-def _rows(body: bytes) -> list[dict]:
+def _rows(body: bytes) -> list[dict[str, Any]]:
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -41,7 +42,7 @@ def _rows(body: bytes) -> list[dict]:
     return rows
 
 
-def _flatten(index: int, errors: dict) -> list[dict]:
+def _flatten(index: int, errors: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for field, messages in errors.items():
         message = messages[0] if isinstance(messages, list) else messages

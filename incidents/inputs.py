@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from core.api.serializers import KeyRelatedField
@@ -10,7 +12,7 @@ from incidents.models import BugClass, Severity
 from metrics.models import System, Workload
 
 
-class IncidentInput(serializers.Serializer):
+class IncidentInput(serializers.Serializer[dict[str, Any]]):
     title = serializers.CharField(max_length=200)
     system = KeyRelatedField(slug_field="key", queryset=System.objects.all())
     component = KeyRelatedField(slug_field="key", queryset=Component.objects.all())

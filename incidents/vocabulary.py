@@ -9,6 +9,13 @@ engineers — the metric-owner workflow of draft → active is for people, and t
 here in code — with the registry's checks and its audit rows.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from incidents.models import BugClass as BugClassModel
+
 BUG_CLASSES = [
     (
         "communication-hang",
@@ -143,8 +150,9 @@ METRICS = [
 ]
 
 
-def bug_classes_seed(BugClass) -> None:
-    """Create the missing classes; takes the model so the data migration can pass its historical one."""
+def bug_classes_seed(BugClass: type[BugClassModel]) -> None:
+    """Create the missing classes; takes the model so the data migration can pass its historical one
+    (typed as the model it copies)."""
     for key, name, runbook in BUG_CLASSES:
         BugClass.objects.get_or_create(key=key, defaults={"name": name, "runbook": runbook})
 

@@ -1,12 +1,28 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
 from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
 
 from core.admin_base import ReadOnlyAdmin, ServiceSaveAdmin, changed_values, run_service_action
+from core.roles import acting_user
 from metrics import services
 from metrics.models import IngestBatch, MetricDefinition, System, Workload
 from metrics.services.definitions import EDITABLE_FIELDS
 
+if TYPE_CHECKING:
+    # ModelAdmin is generic in django-stubs only: at run time it cannot be subscripted.
+    from django.contrib.admin.options import _FieldGroups
 
-class ReferenceAdmin(admin.ModelAdmin):
+    _ReferenceModelAdmin = admin.ModelAdmin[System | Workload]
+else:
+    _ReferenceModelAdmin = admin.ModelAdmin
+
+
+class ReferenceAdmin(_ReferenceModelAdmin):
     """Systems and workloads are plain reference data (the API edits them as plain CRUD too).
 
     Deleting goes through `reference_delete`, which refuses rows that observations refer to with
@@ -14,22 +30,23 @@ class ReferenceAdmin(admin.ModelAdmin):
 
     actions = ["delete_unreferenced"]
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: System | Workload | None = None) -> bool:
         return False
 
-    def has_reference_delete_permission(self, request):
+    def has_reference_delete_permission(self, request: HttpRequest) -> bool:
         return super().has_delete_permission(request)
 
     @admin.action(
         description="Delete the selected (refused while anything refers to them)",
         permissions=["reference_delete"],
     )
-    def delete_unreferenced(self, request, queryset):
+    def delete_unreferenced(self, request: HttpRequest, queryset: QuerySet[System | Workload]) -> None:
         run_service_action(
             self,
             request,
             queryset,
-            lambda instance: services.reference_delete(instance=instance),
+            # run_service_action hands back the objects of `queryset`, typed as any Model.
+            lambda instance: services.reference_delete(instance=cast("System | Workload", instance)),
             "Deleted {count}.",
         )
 
@@ -59,34 +76,44 @@ class MetricDefinitionAdmin(ServiceSaveAdmin):
     readonly_fields = ("key", "version", "status", "created_by", "created_at", "activated_at")
     actions = ["activate", "deprecate"]
 
-    def get_fields(self, request, obj=None):
+    def get_fields(self, request: HttpRequest, obj: Model | None = None) -> _FieldGroups:
         return [*self.readonly_fields, *EDITABLE_FIELDS]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def service_save(self, request, form, change):
+    def service_save(
+        self, request: HttpRequest, form: ModelForm[MetricDefinition], change: bool
+    ) -> MetricDefinition:
+        # The admin is for staff only: its user is signed in.
         return services.definition_update(
-            actor=request.user, definition=form.instance, changes=changed_values(form, EDITABLE_FIELDS)
+            actor=acting_user(request),
+            definition=form.instance,
+            changes=changed_values(form, EDITABLE_FIELDS),
         )
 
     @admin.action(description="Activate the selected drafts (deprecates their previous version)")
-    def activate(self, request, queryset):
+    def activate(self, request: HttpRequest, queryset: QuerySet[MetricDefinition]) -> None:
         run_service_action(
             self,
             request,
             queryset,
-            lambda definition: services.definition_activate(actor=request.user, definition=definition),
+            # As above: run_service_action types the selected objects as any Model.
+            lambda definition: services.definition_activate(
+                actor=acting_user(request), definition=cast(MetricDefinition, definition)
+            ),
             "Activated {count} definition(s).",
         )
 
     @admin.action(description="Deprecate the selected definitions")
-    def deprecate(self, request, queryset):
+    def deprecate(self, request: HttpRequest, queryset: QuerySet[MetricDefinition]) -> None:
         run_service_action(
             self,
             request,
             queryset,
-            lambda definition: services.definition_deprecate(actor=request.user, definition=definition),
+            lambda definition: services.definition_deprecate(
+                actor=acting_user(request), definition=cast(MetricDefinition, definition)
+            ),
             "Deprecated {count} definition(s).",
         )
 

@@ -24,7 +24,9 @@ def boundary_sentence(definition: MetricDefinition) -> str:
     return sentence
 
 
-def boundary_key(definition: MetricDefinition) -> tuple:
+def boundary_key(
+    definition: MetricDefinition,
+) -> tuple[str, str, str, str, str, tuple[str, ...], tuple[str, ...]]:
     """Two definitions with equal keys measure the same thing the same way."""
     return (
         unit_dimension(definition.unit),
@@ -37,7 +39,7 @@ def boundary_key(definition: MetricDefinition) -> tuple:
     )
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     return "—" if value in (None, "") else str(value)  # a bound of 0 is shown, not a dash
 
 

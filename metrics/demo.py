@@ -8,9 +8,13 @@ rebuilt, some worse, some indistinguishable. Observations go through the real in
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import timedelta
 from operator import itemgetter
+from typing import Any
 
+from django.contrib.auth.models import User
+from django.core.management.base import OutputWrapper
 from django.db import transaction
 from django.utils import timezone
 
@@ -227,7 +231,7 @@ SHADOW_DAYS = 7
 DAYS = 60
 
 
-def _ensure_reference_data(metric_owner) -> None:
+def _ensure_reference_data(metric_owner: User) -> None:
     for key, name, description in SYSTEMS:
         System.objects.get_or_create(key=key, defaults={"name": name, "description": description})
     for key, name, size, criticality, team in WORKLOADS:
@@ -265,7 +269,7 @@ def _ensure_reference_data(metric_owner) -> None:
     _ensure_pull_source(metric_owner)
 
 
-def _ensure_version_history(metric_owner) -> None:
+def _ensure_version_history(metric_owner: User) -> None:
     """step-time got a v2 that stopped counting data loading; v1 stays as history (deprecated)."""
     if MetricDefinition.objects.filter(key="step-time", version=2).exists():
         return
@@ -275,7 +279,7 @@ def _ensure_version_history(metric_owner) -> None:
     services.definition_activate(actor=metric_owner, definition=v2)
 
 
-def _ensure_shadow_version(metric_owner) -> None:
+def _ensure_shadow_version(metric_owner: User) -> None:
     """step-time@3, a draft that also stops the clock for compilation, collecting shadow data beside
     v2 (rows sent as 'step-time@3') before anyone activates it: the metric page's version switcher."""
     if MetricDefinition.objects.filter(key="step-time", version=3).exists():
@@ -287,7 +291,7 @@ def _ensure_shadow_version(metric_owner) -> None:
     )
 
 
-def _ensure_pull_source(metric_owner) -> None:
+def _ensure_pull_source(metric_owner: User) -> None:
     """A Prometheus pull source for step-time on `rebuilt`, disabled: no Prometheus runs in the demo.
     Point it at yours (PATCH base_url, enabled) and beat pulls it every PROMETHEUS_PULL_SECONDS."""
     if PullSource.objects.exists():
@@ -309,7 +313,7 @@ def _ensure_pull_source(metric_owner) -> None:
     )
 
 
-def _shadow_rows(rng: random.Random) -> list[dict]:
+def _shadow_rows(rng: random.Random) -> list[dict[str, Any]]:
     """The last week of llm-finetune-8b step times, measured the step-time@3 way (a little lower)."""
     now = timezone.now().replace(microsecond=0)
     rows = []
@@ -335,7 +339,7 @@ def _shadow_rows(rng: random.Random) -> list[dict]:
     return rows
 
 
-def _observation_rows(rng: random.Random) -> list[dict]:
+def _observation_rows(rng: random.Random) -> list[dict[str, Any]]:
     now = timezone.now().replace(microsecond=0)
     start = now - timedelta(days=DAYS)
     rows = []
@@ -372,7 +376,7 @@ def _observation_rows(rng: random.Random) -> list[dict]:
     return rows
 
 
-def demo_load(*, users, stdout) -> None:
+def demo_load(*, users: Mapping[str, User], stdout: OutputWrapper) -> None:
     with transaction.atomic():
         _ensure_reference_data(users["metrics"])
     if Observation.objects.filter(source="demo").exists():

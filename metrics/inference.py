@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import operator as op
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeAlias
@@ -97,7 +98,9 @@ def infer(
         if not null_ratio > 0 or not math.isfinite(null_ratio):
             raise ValueError("null_ratio must be a positive finite number")
         return _distribution(higher, base, cand, alpha, null_ratio)
-    pick = (lambda x: float(x[0])) if statistic == "min" else (lambda x: float(x[-1]))
+    pick: Callable[[Sample], float] = (
+        (lambda x: float(x[0])) if statistic == "min" else (lambda x: float(x[-1]))
+    )
     base_side, cand_side = (SideEstimate(len(x), pick(x) if len(x) else None, None) for x in (base, cand))
     ratio, why = _ratio(base_side.value, cand_side.value, higher)
     return Inference(

@@ -11,11 +11,17 @@ from metrics.api.observations_keyset bring observed_at already written (`observe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django.db.models import QuerySet
 
 from core.api.plain_json import iso
 from metrics import reference_names
 from metrics.models import Observation
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+    from rest_framework.request import Request
 
 COLUMNS = (
     "definition_id",
@@ -31,12 +37,15 @@ COLUMNS = (
 )
 
 
-def page_rows(queryset: QuerySet[Observation]) -> QuerySet:
+def page_rows(queryset: QuerySet[Observation]) -> QuerySet[Observation, dict[str, Any]]:
     """The list's queryset (filters and order kept) reading only the shown columns, as dicts."""
-    return queryset.prefetch_related(None).values(*COLUMNS)
+    # The plugin types values() only for literal field names, not for a starred tuple of them.
+    return cast("QuerySet[Observation, dict[str, Any]]", queryset.prefetch_related(None).values(*COLUMNS))
 
 
-def rows_as_json(rows: list[dict], request=None) -> list[dict]:
+def rows_as_json(
+    rows: list[dict[str, Any]], request: HttpRequest | Request | None = None
+) -> list[dict[str, Any]]:
     """The page as ObservationOutput writes it; the names from metrics.reference_names (cached, else
     three queries whatever the page size)."""
     names = reference_names.names_for(

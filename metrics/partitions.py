@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 TABLE = "metrics_observation"
@@ -45,7 +46,7 @@ def partitions_existing() -> list[str]:
         return [name for (name,) in cursor.fetchall()]
 
 
-def _partition_attach(cursor, month: datetime) -> None:
+def _partition_attach(cursor: CursorWrapper, month: datetime) -> None:
     """Create `month`'s partition, taking over the rows DEFAULT holds for it, and attach it.
 
     Attaching (not CREATE … PARTITION OF) locks the parent only SHARE UPDATE EXCLUSIVE, so ingest

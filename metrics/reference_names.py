@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.db.models import Manager, Model, QuerySet
 from django.db.models.signals import post_delete, post_save
 
 from core import read_cache
 from metrics.models import MetricDefinition, System, Workload
 
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+    from rest_framework.request import Request
+
 GENERATION_KEY = read_cache.register("metrics:references")
+_M = TypeVar("_M", bound=Model)
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ def load(
 ) -> Names:
     """The names of these ids (None: of every row): three queries."""
 
-    def only(queryset, ids):
+    def only(queryset: Manager[_M], ids: set[int] | None) -> Manager[_M] | QuerySet[_M]:
         return queryset if ids is None else queryset.filter(pk__in=ids)
 
     return Names(
@@ -59,7 +66,12 @@ def _cached(generation: str) -> Names:
     return load()
 
 
-def names_for(definitions: set[int], systems: set[int], workloads: set[int], request=None) -> Names:
+def names_for(
+    definitions: set[int],
+    systems: set[int],
+    workloads: set[int],
+    request: HttpRequest | Request | None = None,
+) -> Names:
     generation = read_cache.generation_for(request, GENERATION_KEY)
     if generation is not None:
         names = _cached(generation)
@@ -68,7 +80,7 @@ def names_for(definitions: set[int], systems: set[int], workloads: set[int], req
     return load(definitions, systems, workloads)
 
 
-def references_changed(**kwargs) -> None:
+def references_changed(**kwargs: Any) -> None:
     read_cache.bump(GENERATION_KEY)
 
 

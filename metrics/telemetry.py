@@ -3,7 +3,10 @@ process memory. Registered with core's scrape endpoint from MetricsConfig.ready 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from metrics.selectors.feeds import feeds_list
@@ -12,7 +15,7 @@ from metrics.selectors.feeds import feeds_list
 class FeedAgeCollector(Collector):
     """The age of the newest observation per feed (metric × system × source): one grouped query."""
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         age = GaugeMetricFamily(
             "rebuild_feed_newest_observation_age_seconds",
             "Seconds since the newest observation's observed_at, per metric, system and source.",
@@ -30,5 +33,5 @@ class FeedAgeCollector(Collector):
         yield age
         yield stale
 
-    def describe(self):
+    def describe(self) -> list[Metric]:
         return []  # no collect() at registration time: the database may not be reachable yet

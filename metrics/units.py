@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import pint
 
-registry: pint.UnitRegistry = pint.UnitRegistry(autoconvert_offset_to_baseunit=False)
+registry: pint.UnitRegistry[float] = pint.UnitRegistry(autoconvert_offset_to_baseunit=False)
 # Countable things of ML systems; each is its own dimension so token/s never converts to sample/s.
 registry.define("token = [token]")
 registry.define("sample = [sample]")

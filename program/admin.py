@@ -1,6 +1,11 @@
+from typing import cast
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, run_service_action
+from core.roles import acting_user
 from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program, WorkloadMigration
 
@@ -50,12 +55,13 @@ class GateAdmin(ReadOnlyAdmin):
     actions = ["evaluate"]
 
     @admin.action(description="Evaluate the selected gates now")
-    def evaluate(self, request, queryset):
+    def evaluate(self, request: HttpRequest, queryset: QuerySet[Gate]) -> None:
         run_service_action(
             self,
             request,
             queryset.select_related("phase__program__baseline_system", "phase__program__candidate_system"),
-            lambda gate: services.gate_evaluate(gate=gate, actor=request.user),
+            # The action's objects are this queryset's gates; only staff (a signed-in user) reach it.
+            lambda gate: services.gate_evaluate(gate=cast(Gate, gate), actor=acting_user(request)),
             "Evaluated {count} gate(s).",
         )
 

@@ -4,5 +4,5 @@ from django.apps import AppConfig
 class ProgramConfig(AppConfig):
     name = "program"
 
-    def ready(self):
+    def ready(self) -> None:
         from program import receivers  # noqa: F401 - connects the metrics hooks

@@ -20,6 +20,7 @@ its rollups) when the moments are the default ones."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 
@@ -86,7 +87,7 @@ def _label(criterion: Criterion) -> str:
     return "improvement %" if criterion.kind == Criterion.Kind.IMPROVEMENT else "relative performance"
 
 
-def _pair(values) -> tuple[float, float] | None:
+def _pair(values: Sequence[float] | None) -> tuple[float, float] | None:
     return (values[0], values[1]) if values else None
 
 

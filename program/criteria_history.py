@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.models import Transition
 
 
-def _value(value) -> str:
+def _value(value: object) -> str:
     return "—" if value in (None, "") else str(value)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from collections.abc import Mapping
+from datetime import date, datetime, time, timedelta
 
 from dateutil.relativedelta import relativedelta
+from django.contrib.auth.models import User
+from django.core.management.base import OutputWrapper
 from django.utils import timezone
 
 from metrics.models import MetricDefinition, Observation, System, Workload
@@ -32,7 +35,7 @@ def _gate(program: Program, kind: str, name: str | None = None) -> Gate:
     return gates.get(name=name) if name else gates.get(kind=Gate.Kind.EXIT)
 
 
-def _pass_with_evidence(gate: Gate, lead, note: str) -> None:
+def _pass_with_evidence(gate: Gate, lead: User, note: str) -> None:
     for criterion in gate.criteria.filter(kind=Criterion.Kind.MANUAL, attested_at__isnull=True):
         services.criterion_attest(
             actor=lead, criterion=criterion, link="https://wiki.example.com/rebuild/runbook"
@@ -40,7 +43,7 @@ def _pass_with_evidence(gate: Gate, lead, note: str) -> None:
     services.gate_decide(gate=gate, actor=lead, decision="pass", note=note)
 
 
-def demo_load(*, users, stdout) -> None:
+def demo_load(*, users: Mapping[str, User], stdout: OutputWrapper) -> None:
     if Program.objects.filter(slug=SLUG).exists():
         return
     lead, engineer = users["lead"], users["engineer"]
@@ -157,7 +160,7 @@ def demo_load(*, users, stdout) -> None:
     stdout.write(f"Loaded demo program '{program.name}' (month 11 of 14, in cutover).")
 
 
-def _backdate(program: Program, start) -> None:
+def _backdate(program: Program, start: date) -> None:
     """Demo only: the services stamp 'today'; give the finished phases realistic, slipped dates."""
     poc, canary, cutover = (Phase.objects.get(program=program, kind=k) for k in ("poc", "canary", "cutover"))
     poc_end = poc.planned_end + timedelta(days=9)
@@ -170,7 +173,7 @@ def _backdate(program: Program, start) -> None:
         Decision.objects.filter(gate__phase=phase).update(decided_at=moment)
 
 
-def _migrations(program: Program, engineer) -> None:
+def _migrations(program: Program, engineer: User) -> None:
     plan = [
         ("llm-finetune-8b", 0, ["dual_run", "on_new"]),
         ("vision-small", 0, ["dual_run", "on_new"]),
@@ -196,7 +199,7 @@ def _migrations(program: Program, engineer) -> None:
 SHADOW_METRIC = "inference-latency-compute"
 
 
-def _shadow_period(metric_owner) -> None:
+def _shadow_period(metric_owner: User) -> None:
     """A draft v2 of the compute-latency metric (it stops counting host–device communication) measured
     beside v1, so the latency gate shows its "under v2" shadow result before anyone activates v2 and
     re-pins.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict, cast
 
 from django.utils import timezone
 
@@ -51,6 +51,19 @@ class _Judged(TypedDict):
 class _Sliced(TypedDict):
     tag_filters: dict[str, list[str]]
     group_by: str | None
+
+
+class _SideStats(Protocol):
+    """What the evidence keeps of one side of a comparison (Comparison.baseline and .candidate)."""
+
+    @property
+    def system(self) -> str: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def ci(self) -> tuple[float, float] | None: ...
 
 
 @dataclass
@@ -200,7 +213,9 @@ def distribution_null_ratio(criterion: Criterion) -> float | None:
     return ratio if ratio > 0 else None
 
 
-def _judged(criterion: Criterion, comparison: Comparison):
+def _judged(
+    criterion: Criterion, comparison: Comparison
+) -> tuple[float | None, tuple[float, float] | None, str, str]:
     """The estimate a criterion compares with its threshold, its interval, its label and, where there
     is no interval, why. Improvement % is (ratio − 1) × 100, and so is its interval."""
     if criterion.kind == Criterion.Kind.ABSOLUTE:
@@ -212,22 +227,29 @@ def _judged(criterion: Criterion, comparison: Comparison):
         return comparison.candidate.value, comparison.candidate.ci, f"candidate {comparison.statistic}", why
     ratio, ratio_ci = comparison.relative_performance, comparison.relative_performance_ci
     if criterion.kind == Criterion.Kind.IMPROVEMENT:
-        ci = tuple((bound - 1) * 100 for bound in ratio_ci) if ratio_ci else None
+        # A pair in, a pair out: mypy reads tuple() of a generator as a tuple of any length.
+        ci = cast("tuple[float, float]", tuple((bound - 1) * 100 for bound in ratio_ci)) if ratio_ci else None
         return comparison.improvement_pct, ci, "improvement %", comparison.reason
     return ratio, ratio_ci, "relative performance", comparison.reason
 
 
-def _window(comparison: Comparison, since, until) -> dict:
+def _window(comparison: Comparison, since: datetime | None, until: datetime) -> dict[str, str | None]:
     """The window read: from rollups, the whole days inside the criterion's window."""
     if comparison.approximate:
         since, until = comparison.since, comparison.until or until
     return {"since": since.isoformat() if since else None, "until": until.isoformat()}
 
 
-def _evidence(comparison: Comparison, *, since, until, value_ci) -> dict:
+def _evidence(
+    comparison: Comparison,
+    *,
+    since: datetime | None,
+    until: datetime,
+    value_ci: tuple[float, float] | None,
+) -> dict[str, Any]:
     """What the judgement read, as JSON: enough to answer "why did it pass or fail?" on its own."""
 
-    def side(stats):
+    def side(stats: _SideStats) -> dict[str, Any]:
         return {
             "system": stats.system,
             "n": stats.n,

@@ -11,11 +11,17 @@ threshold). The evidence keeps the pooled comparison and lists every group with 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from metrics.public import Comparison
 from program.models import Criterion, CriterionResult
 
+if TYPE_CHECKING:  # program.evaluation imports this module
+    from program.evaluation import Judgement
+
 Outcome = CriterionResult.Outcome
-RANK = {Outcome.FAIL: 0, Outcome.INCONCLUSIVE: 1, Outcome.PASS: 2}
+# Keyed by the outcome's text as a Judgement holds it (each Outcome is a str).
+RANK: dict[str, int] = {Outcome.FAIL: 0, Outcome.INCONCLUSIVE: 1, Outcome.PASS: 2}
 
 
 def _margin(criterion: Criterion, value: float | None) -> float:
@@ -28,8 +34,8 @@ def _margin(criterion: Criterion, value: float | None) -> float:
 
 
 def worst_group_of(
-    criterion: Criterion, comparison, judge: Callable
-) -> tuple[str, float | None, str, list, str | None]:
+    criterion: Criterion, comparison: Comparison, judge: Callable[[Comparison], Judgement]
+) -> tuple[str, float | None, str, list[dict[str, Any]], str | None]:
     """(outcome, value, reason, each group's evidence, the deciding group) of a grouped criterion;
     `judge` judges one group's comparison and returns a Judgement."""
     key = criterion.group_by

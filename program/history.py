@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
@@ -35,7 +36,7 @@ def _day(value: str | None) -> str:
     return date.fromisoformat(value).strftime("%-d %b %Y") if value else "—"
 
 
-def _changes(before: dict, after: dict, labels: dict[str, str]) -> str:
+def _changes(before: dict[str, Any], after: dict[str, Any], labels: dict[str, str]) -> str:
     """'end 31 Dec 2026 → 15 Jan 2027' for each date that changed."""
     parts = [
         f"{label} {_day(before.get(key))} → {_day(after.get(key))}"
@@ -45,7 +46,7 @@ def _changes(before: dict, after: dict, labels: dict[str, str]) -> str:
     return ", ".join(parts) or "no change"
 
 
-def _data_summary(data: dict) -> str:
+def _data_summary(data: dict[str, Any]) -> str:
     """Criteria changes and anything newer are written by other services: show their data as it is."""
     parts = []
     for key, value in data.items():

@@ -5,9 +5,12 @@ outbox with it and survives a broker outage (core.outbox)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.dispatch import receiver
 from django.urls import reverse
 
+from metrics.models import MetricDefinition
 from metrics.public import (
     Dependent,
     definition_superseded,
@@ -20,7 +23,7 @@ from program.models import Gate
 
 @receiver(observations_ingested, dispatch_uid="program.evaluate_after_ingest")
 @receiver(rollups_refreshed, dispatch_uid="program.evaluate_after_rollups")
-def evaluate_after_ingest(sender, *, definition_ids, **kwargs):
+def evaluate_after_ingest(sender: object, *, definition_ids: Iterable[int], **kwargs: object) -> None:
     """After a batch, and again once its day rollups are recomputed (criteria judged from rollups see
     the batch only then); a gate's evaluation not started yet absorbs the second request."""
     from program.services import gates_evaluate_for_definitions
@@ -29,13 +32,13 @@ def evaluate_after_ingest(sender, *, definition_ids, **kwargs):
 
 
 @receiver(definition_superseded, dispatch_uid="program.mark_stale")
-def mark_stale(sender, *, old_id, new_id, **kwargs):
+def mark_stale(sender: object, *, old_id: int, new_id: int, **kwargs: object) -> None:
     from program.services import gates_mark_stale_queue
 
     gates_mark_stale_queue(old_definition_id=old_id, new_definition_id=new_id)
 
 
-def gates_stale_on_supersede(definition) -> list[Dependent]:
+def gates_stale_on_supersede(definition: MetricDefinition) -> list[Dependent]:
     """The gates gates_mark_stale would flag if `definition` were replaced (one query)."""
     gates = (
         Gate.objects.filter(criteria__metric=definition, stale=False)

@@ -8,19 +8,19 @@ from core.outbox import queue_options
 from program import services
 
 
-@shared_task(**queue_options("evaluation"))
+@shared_task(**queue_options("evaluation"))  # type: ignore[untyped-decorator]  # celery ships no types
 def gates_evaluate_open() -> int:
     """Periodic: queue an evaluation of every undecided gate (one waiting per gate at most)."""
     return services.gates_evaluate_for_definitions()
 
 
-@shared_task(**queue_options("evaluation"))
+@shared_task(**queue_options("evaluation"))  # type: ignore[untyped-decorator]  # celery ships no types
 def gate_evaluate(gate_id: int) -> int | None:
     """One gate's queued evaluation; None when the gate was decided since it was queued."""
     evaluation = services.gate_evaluate_queued(gate_id=gate_id)
     return evaluation.pk if evaluation is not None else None
 
 
-@shared_task(**queue_options("celery"))
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]  # celery ships no types
 def gates_mark_stale(old_id: int, new_id: int) -> list[int]:
     return services.gates_mark_stale(old_definition_id=old_id, new_definition_id=new_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Exists, OuterRef
 
@@ -21,7 +22,7 @@ class Move:
     source: MetricDefinition
     to: MetricDefinition
 
-    def as_record(self) -> dict:
+    def as_record(self) -> dict[str, Any]:
         return {
             "criterion": self.criterion.name,
             "id": self.criterion.pk,

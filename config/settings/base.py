@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import environ
 from celery.schedules import crontab
 from csp.constants import NONE, SELF
-from kombu import Queue
+from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu's TYPE_CHECKING import lacks the re-export
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -171,7 +172,7 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 # Read caches in that cache (core/read_cache.py): token lookups and observation-row names. A change
 # reaches other processes only through a shared cache, so they are on by default only with CACHE_URL.
-READ_CACHE = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", default="")))
+READ_CACHE: bool = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", default="")))
 # The longest a cached token lookup lives; every change to tokens, users, groups or permissions ends
 # them all at once anyway. The bound is for a change made while the cache could not be reached.
 TOKEN_CACHE_SECONDS = env.int("TOKEN_CACHE_SECONDS", default=300)
@@ -282,7 +283,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # One queue per kind of work, so a notification never waits behind evaluations. Run a worker per
 # queue in production (`celery -A config worker -Q notifications`, `-Q evaluation`, `-Q ingest,celery`).
 # A worker without -Q consumes all of them. Tasks not named in the routes go to "celery".
-CELERY_TASK_QUEUES = [Queue(name) for name in ("notifications", "evaluation", "ingest", "celery")]
+CELERY_TASK_QUEUES = [Queue(name) for name in ("notifications", "evaluation", "ingest", "celery")]  # type: ignore[no-untyped-call]  # kombu leaves Queue unannotated
 CELERY_TASK_ROUTES = {
     "core.tasks.notification_deliver": {"queue": "notifications"},
     "program.tasks.gate_evaluate": {"queue": "evaluation"},
@@ -323,7 +324,7 @@ PROMETHEUS_PULL_TIMEOUT_SECONDS = env.float("PROMETHEUS_PULL_TIMEOUT_SECONDS", d
 PROMETHEUS_PULL_FIRST_LOOKBACK = env.int("PROMETHEUS_PULL_FIRST_LOOKBACK", default=3600)
 
 # Every periodic schedule lives here, each entry named after its task (the task's name with dashes).
-CELERY_BEAT_SCHEDULE: dict = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "heartbeat-record": {"task": "core.tasks.heartbeat_record", "schedule": float(HEARTBEAT_SECONDS)},
     "outbox-sweep": {"task": "core.tasks.outbox_sweep", "schedule": float(OUTBOX_SWEEP_SECONDS)},
     "idempotency-records-purge": {

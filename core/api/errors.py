@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import ProtectedError, RestrictedError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -43,11 +43,13 @@ def flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str | None]]
     return [{"field": prefix or None, "message": str(detail)}]
 
 
-def error_body(detail: str, code: str, errors: list[dict[str, Any]] | None = None, **extra: Any) -> dict:
+def error_body(
+    detail: str, code: str, errors: list[dict[str, Any]] | None = None, **extra: Any
+) -> dict[str, Any]:
     return {"detail": detail, "code": code, "errors": errors or [], **extra}
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | JsonResponse | None:
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | JsonResponse | None:
     if isinstance(exc, ApplicationError):
         return Response(
             error_body(exc.message, _code_for(exc.status), exc.errors, **exc.extra), status=exc.status
@@ -98,15 +100,15 @@ def _code_for(status_code: int) -> str:
     }.get(status_code, "error")
 
 
-def api_not_found(request, exception=None) -> JsonResponse:
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     return JsonResponse(error_body("Not found.", "not_found"), status=404)
 
 
-def api_unavailable(request) -> JsonResponse:
+def api_unavailable(request: HttpRequest | None) -> JsonResponse:
     response = JsonResponse(error_body(UNAVAILABLE_MESSAGE, "unavailable"), status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 
-def api_server_error(request) -> JsonResponse:
+def api_server_error(request: HttpRequest) -> JsonResponse:
     return JsonResponse(error_body("Server error.", "server_error"), status=500)

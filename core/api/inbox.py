@@ -4,9 +4,14 @@ Paths name the notification; a caller finds it in their own inbox only (someone 
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,6 +19,7 @@ from core.api.permissions import RoleRequired, WriteRule
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.models import NotificationReceipt
 from core.notifications import absolute_link
+from core.roles import acting_user
 from core.services.inbox import receipt_read, receipts_read_all
 
 # Anyone signed in has an inbox; that it is theirs is the only rule (the queryset keeps to it).
@@ -23,7 +29,7 @@ WRITE_RULES = {
 }
 
 
-class NotificationOutput(serializers.Serializer):
+class NotificationOutput(serializers.Serializer[NotificationReceipt]):
     id = serializers.IntegerField(source="notification_id")
     event = serializers.CharField(source="notification.event")
     subject = serializers.CharField(source="notification.subject")
@@ -38,11 +44,11 @@ class NotificationOutput(serializers.Serializer):
         return absolute_link(receipt.notification.link)
 
 
-class ReadAllOutput(serializers.Serializer):
+class ReadAllOutput(serializers.Serializer[dict[str, Any]]):
     marked = serializers.IntegerField(help_text="How many were unread.")
 
 
-def _mine(user):
+def _mine(user: User) -> QuerySet[NotificationReceipt]:
     return NotificationReceipt.objects.filter(user=user).select_related("notification")
 
 
@@ -51,13 +57,13 @@ def _mine(user):
     summary="List my notifications, newest first",
     parameters=[OpenApiParameter("unread", bool, description="Only unread ones")],
 )
-class NotificationList(generics.ListAPIView):
+class NotificationList(generics.ListAPIView[NotificationReceipt]):
     serializer_class = NotificationOutput
     permission_classes = [RoleRequired]
     queryset = NotificationReceipt.objects.none()  # tells the schema the model; get_queryset answers
 
-    def get_queryset(self):
-        queryset = _mine(self.request.user).order_by("-notification_id")
+    def get_queryset(self) -> QuerySet[NotificationReceipt]:
+        queryset = _mine(acting_user(self.request)).order_by("-notification_id")
         if self.request.query_params.get("unread") in ("1", "true"):
             queryset = queryset.filter(read_at__isnull=True)
         return queryset
@@ -75,9 +81,9 @@ class NotificationRead(APIView):
         parameters=[IDEMPOTENCY_KEY],
     )
     @idempotent
-    def post(self, request, pk):
-        receipt = get_object_or_404(_mine(request.user), notification_id=pk)
-        receipt_read(actor=request.user, receipt=receipt)
+    def post(self, request: Request, pk: int) -> Response:
+        receipt = get_object_or_404(_mine(acting_user(request)), notification_id=pk)
+        receipt_read(actor=acting_user(request), receipt=receipt)
         receipt.refresh_from_db(fields=["read_at"])
         return Response(NotificationOutput(receipt).data)
 
@@ -94,5 +100,5 @@ class NotificationsReadAll(APIView):
         parameters=[IDEMPOTENCY_KEY],
     )
     @idempotent
-    def post(self, request):
-        return Response({"marked": receipts_read_all(actor=request.user)})
+    def post(self, request: Request) -> Response:
+        return Response({"marked": receipts_read_all(actor=acting_user(request))})

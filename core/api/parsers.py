@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import IO, Any
 
 import orjson
 from rest_framework import parsers
@@ -107,7 +108,7 @@ def _refuse_surrogate(text: str, prefix: str) -> None:
         raise _Found(prefix + problem)
 
 
-def _walk(node: dict | list, depth: int, max_depth: int, check_text: bool) -> None:
+def _walk(node: dict[Any, Any] | list[Any], depth: int, max_depth: int, check_text: bool) -> None:
     """Recursion is bounded by `max_depth`, so it cannot run out of stack."""
     if depth > max_depth:
         raise _Found(MSG_TOO_DEEP.format(limit=max_depth), top_only=True)
@@ -131,8 +132,14 @@ def _walk(node: dict | list, depth: int, max_depth: int, check_text: bool) -> No
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser on `json_loads`: a 400 naming the problem (and the field), never a 500."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
-        encoding = parsers.get_encoding(parser_context or {})
+    def parse(
+        self,
+        stream: IO[bytes],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
+        # DRF's own helper (the charset of the Content-Type, or DEFAULT_CHARSET); the stub lacks it.
+        encoding: str = parsers.get_encoding(parser_context or {})  # type: ignore[attr-defined]
         try:
             text = stream.read().decode(encoding)
         except UnicodeDecodeError as exc:
@@ -157,5 +164,11 @@ class RawBodyParser(parsers.BaseParser):
 
     media_type = "*/*"
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    # DRF hands request.data whatever a parser returns; the stub allows only mappings.
+    def parse(  # type: ignore[override]
+        self,
+        stream: IO[bytes] | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
         return stream.read() if stream is not None else b""

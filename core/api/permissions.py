@@ -12,10 +12,16 @@ check again: the API is one caller of several.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from core.roles import ROLE_LABELS, has_role
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 MSG_NO_RULE = "This operation declares no permission rule, so nobody may use it."
 
@@ -29,7 +35,7 @@ class WriteRule:
     roles: tuple[str, ...] = ()
     permission: str = ""
 
-    def allows(self, user) -> bool:
+    def allows(self, user: User | AnonymousUser) -> bool:
         if self.permission:
             return user.has_perm(self.permission)
         return not self.roles or any(has_role(user, role) for role in self.roles)
@@ -45,7 +51,7 @@ class WriteRule:
 class RoleRequired(BasePermission):
     """401 for the anonymous; reads for anyone signed in; writes by the view's `write_rule`."""
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         if not (request.user and request.user.is_authenticated):
             return False
         if request.method in SAFE_METHODS:

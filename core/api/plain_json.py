@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import Enum
+from typing import Any
 
 
 def iso(moment: datetime) -> str:
@@ -17,7 +18,7 @@ def iso(moment: datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def plain(value):
+def plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return iso(value)
     if isinstance(value, dict):

@@ -14,7 +14,7 @@ statistics write None where they have no number.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from rest_framework.renderers import JSONRenderer
@@ -30,12 +30,13 @@ class FastJSONRenderer(JSONRenderer):
     def render(
         self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
     ) -> bytes:
+        # DRF's renderer writes bytes; its stub leaves the answer Any.
         if data is None or self.get_indent(accepted_media_type or "", renderer_context or {}):
-            return super().render(data, accepted_media_type, renderer_context)
+            return cast(bytes, super().render(data, accepted_media_type, renderer_context))
         try:
             text = orjson.dumps(data, option=PLAIN_ONLY)
         except TypeError:  # a type only DRF's encoder knows
-            return super().render(data, accepted_media_type, renderer_context)
+            return cast(bytes, super().render(data, accepted_media_type, renderer_context))
         for raw, escaped in LINE_SEPARATORS:
             if raw in text:
                 text = text.replace(raw, escaped)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
@@ -19,6 +20,11 @@ from rest_framework.authentication import TokenAuthentication
 
 from core import read_cache
 from core.roles import group_names
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+    from rest_framework.request import Request
 
 logger = logging.getLogger(__name__)
 
@@ -35,14 +41,14 @@ class CachedTokenAuthentication(TokenAuthentication):
 
     generations: dict[str, str] | None = None
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[User, Token] | None:
         answer = super().authenticate(request)
         if answer is not None and self.generations:
             # Every read cache's generation, read before anything the view reads from the database.
             setattr(getattr(request, "_request", request), read_cache.REQUEST_ATTRIBUTE, self.generations)
         return answer
 
-    def authenticate_credentials(self, key):
+    def authenticate_credentials(self, key: str) -> tuple[User, Token]:
         if not read_cache.enabled():
             return super().authenticate_credentials(key)
         entry = entry_key(key)

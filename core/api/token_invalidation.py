@@ -9,8 +9,11 @@ updates last_login, which nothing cached depends on, so it keeps the cache.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
+from django.db.models import Model
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from rest_framework.authtoken.models import Token
 
@@ -20,17 +23,17 @@ from core.api.token_auth import GENERATION_KEY
 M2M_CHANGES = {"post_add", "post_remove", "post_clear"}
 
 
-def auth_changed(**kwargs) -> None:
+def auth_changed(**kwargs: Any) -> None:
     read_cache.bump(GENERATION_KEY)
 
 
-def _user_saved(sender, update_fields=None, **kwargs) -> None:
+def _user_saved(sender: type[Model], update_fields: frozenset[str] | None = None, **kwargs: Any) -> None:
     if update_fields is not None and set(update_fields) <= {"last_login"}:
         return
     auth_changed()
 
 
-def _membership_changed(sender, action, **kwargs) -> None:
+def _membership_changed(sender: type[Model], action: str, **kwargs: Any) -> None:
     if action in M2M_CHANGES:
         auth_changed()
 

@@ -21,7 +21,7 @@ max_prepared_statements (docs/scaling.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 
@@ -34,5 +34,5 @@ class PreparedCursor(psycopg.Cursor):
 
     def execute(
         self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
-    ):
+    ) -> Self:
         return super().execute(query, params, prepare=True, binary=binary)

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
-from django.http import HttpRequest, HttpResponseServerError, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 from django.views.decorators.http import require_GET
-from kombu import Connection
+from kombu.connection import Connection
 
 from core.api.errors import api_not_found, api_server_error, error_body
 from core.heartbeat import heartbeat_status
@@ -32,7 +34,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
         healthy = False
     if settings.HEALTH_CHECK_BROKER:
         try:
-            with Connection(settings.CELERY_BROKER_URL, connect_timeout=2) as conn:
+            # kombu leaves Connection unannotated.
+            with Connection(settings.CELERY_BROKER_URL, connect_timeout=2) as conn:  # type: ignore[no-untyped-call]
                 conn.ensure_connection(max_retries=1, timeout=2)
             checks["broker"] = "ok"
         except Exception as exc:
@@ -48,20 +51,20 @@ def healthz(request: HttpRequest) -> JsonResponse:
 # Error pages (config/urls.py handler403/404/500). API paths always get the JSON error shape.
 
 
-def _is_api(request) -> bool:
+def _is_api(request: HttpRequest) -> bool:
     return request.path_info.startswith("/api/")
 
 
 @csrf_exempt
 @login_not_required
-def api_unknown(request, *args, **kwargs):
+def api_unknown(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """The last URL pattern: any unknown /api/ path is a JSON 404, also with DEBUG on (where Django
     would otherwise show its debug page instead of calling handler404)."""
     return api_not_found(request)
 
 
 @requires_csrf_token
-def permission_denied(request, exception=None):
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """Says what role is needed (the PermissionDenied message). htmx gets just the panel to swap in."""
     reason = str(exception or "") or "You may not do this."
     if _is_api(request):
@@ -71,14 +74,14 @@ def permission_denied(request, exception=None):
 
 
 @requires_csrf_token
-def page_not_found(request, exception=None):
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _is_api(request):
         return api_not_found(request, exception)
     return render(request, "404.html", {"request_path": request.path}, status=404)
 
 
 @requires_csrf_token
-def server_error(request):
+def server_error(request: HttpRequest) -> HttpResponse:
     """Rendered without context processors or a database: whatever failed may be failing still."""
     if _is_api(request):
         return api_server_error(request)

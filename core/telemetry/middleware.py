@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
 
 from core.telemetry.instruments import REQUEST_LATENCY
 
 
 class RequestLatencyMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery.signals import task_failure, task_retry, task_success
 
 from core.telemetry.instruments import TASK_EVENTS
 
 
-def _name(sender) -> str:
+def _name(sender: object) -> str:
     return getattr(sender, "name", None) or str(sender)
 
 
-def _on_success(sender=None, **_kwargs) -> None:
+def _on_success(sender: object = None, **_kwargs: Any) -> None:
     TASK_EVENTS.labels(task=_name(sender), outcome="success").inc()
 
 
-def _on_failure(sender=None, **_kwargs) -> None:
+def _on_failure(sender: object = None, **_kwargs: Any) -> None:
     TASK_EVENTS.labels(task=_name(sender), outcome="failure").inc()
 
 
-def _on_retry(sender=None, request=None, **_kwargs) -> None:
+def _on_retry(sender: object = None, request: object = None, **_kwargs: Any) -> None:
     # task_retry's sender is the task's request... in some versions the task itself: both have a name.
     task = getattr(request, "task", None) or _name(sender)
     TASK_EVENTS.labels(task=task, outcome="retry").inc()

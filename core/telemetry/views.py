@@ -12,7 +12,7 @@ import os
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
@@ -22,7 +22,7 @@ from prometheus_client.registry import Collector
 LOCAL_ADDRESSES = {"127.0.0.1", "::1"}
 
 
-def scrape_allowed(request) -> bool:
+def scrape_allowed(request: HttpRequest) -> bool:
     token = settings.METRICS_TOKEN
     if not token:
         return request.META.get("REMOTE_ADDR") in LOCAL_ADDRESSES
@@ -45,7 +45,7 @@ def _registry() -> CollectorRegistry:
         return PROCESS_REGISTRY  # one process (runserver, tests): its own values
     # Every gunicorn and Celery worker process writes its values to files there; sum them all.
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
     for collector in SCRAPE_COLLECTORS:
         registry.register(collector)
     return registry
@@ -54,7 +54,7 @@ def _registry() -> CollectorRegistry:
 @login_not_required
 @never_cache
 @require_GET
-def metrics_scrape(request):
+def metrics_scrape(request: HttpRequest) -> HttpResponse:
     if not scrape_allowed(request):
         raise Http404
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)

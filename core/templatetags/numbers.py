@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django import template
 
 from core import numbers
@@ -11,22 +13,22 @@ register = template.Library()
 
 
 @register.filter
-def sig(value, digits=3):
+def sig(value: float | None, digits: int | str = 3) -> str:
     return numbers.sig(value, int(digits))
 
 
 @register.filter
-def pvalue(value):
+def pvalue(value: float | None) -> str:
     return numbers.p_value(value)
 
 
 @register.filter
-def p_statement(value):
+def p_statement(value: float) -> str:
     return numbers.p_statement(value)
 
 
 @register.filter
-def interval(value, digits=3):
+def interval(value: Sequence[float] | None, digits: int | str = 3) -> str:
     if not value:
         return "no interval"
     low, high = value

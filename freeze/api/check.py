@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,7 +21,7 @@ from program.models import Program
 PROGRAM_HELP = "Count only this program's windows (default: every program's)."
 
 
-class CheckInput(serializers.Serializer):
+class CheckInput(serializers.Serializer[dict[str, Any]]):
     """The query as documented: an unknown component or program is a 400 naming it."""
 
     component = KeyRelatedField(
@@ -30,7 +33,7 @@ class CheckInput(serializers.Serializer):
     )
 
 
-class WindowInForceOutput(serializers.Serializer):
+class WindowInForceOutput(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     name = serializers.CharField()
     program = serializers.CharField(help_text="The program's slug.")
@@ -42,7 +45,7 @@ class WindowInForceOutput(serializers.Serializer):
     ends_at = serializers.DateTimeField()
 
 
-class OverrideSummaryOutput(serializers.Serializer):
+class OverrideSummaryOutput(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     opened_by = serializers.CharField()
     reason = serializers.CharField()
@@ -51,7 +54,7 @@ class OverrideSummaryOutput(serializers.Serializer):
     review_status = serializers.ChoiceField(choices=["awaiting", "overdue", "reviewed"])
 
 
-class CheckOutput(serializers.Serializer):
+class CheckOutput(serializers.Serializer[dict[str, Any]]):
     component = serializers.CharField()
     at = serializers.DateTimeField()
     program = serializers.CharField(allow_null=True, help_text="The program the check was limited to.")
@@ -64,7 +67,7 @@ class CheckOutput(serializers.Serializer):
     reason = serializers.CharField()
 
 
-def override_as_dict(override: FreezeOverride) -> dict:
+def override_as_dict(override: FreezeOverride) -> dict[str, Any]:
     return {
         "id": override.pk,
         "opened_by": override.opened_by.username,
@@ -75,7 +78,7 @@ def override_as_dict(override: FreezeOverride) -> dict:
     }
 
 
-def check_as_dict(check: selectors.FreezeCheck) -> dict:
+def check_as_dict(check: selectors.FreezeCheck) -> dict[str, Any]:
     deciding = check.deciding
     return {
         "component": check.component.key,
@@ -125,7 +128,7 @@ class FreezeCheckView(APIView):
     break-glass override allows anything while it lasts. An unknown `component` or `program` is a
     400 naming it."""
 
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         query = CheckInput(data=request.query_params)
         query.is_valid(raise_exception=True)
         check = selectors.freeze_check(

@@ -3,12 +3,15 @@ per action, each a call of the exception_act service the pages use too."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.filters import BaseFilterBackend
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -16,6 +19,7 @@ from core.api.permissions import RoleRequired
 from core.api.serializers import KeyRelatedField, ReasonInput
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from freeze import selectors, services
 from freeze.api.windows import WRITE_RULES
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
@@ -23,7 +27,7 @@ from freeze.selectors.exceptions import exception_allowed_actions
 from metrics.models import MetricDefinition
 
 
-class ApprovalOutput(serializers.Serializer):
+class ApprovalOutput(serializers.Serializer[Approval]):
     approver = serializers.CharField(source="approver.username")
     verdict = serializers.CharField()
     comment = serializers.CharField()
@@ -32,7 +36,7 @@ class ApprovalOutput(serializers.Serializer):
     dismissed_at = serializers.DateTimeField(allow_null=True)
 
 
-class ExceptionOutput(serializers.ModelSerializer):
+class ExceptionOutput(serializers.ModelSerializer[FreezeException]):
     component = serializers.CharField(source="component.key")
     window = serializers.IntegerField(source="window_id")
     requester = serializers.CharField(source="requester.username")
@@ -69,40 +73,45 @@ class ExceptionOutput(serializers.ModelSerializer):
             "approvals",
         ]
 
-    def get_status(self, obj) -> str:
+    def get_status(self, obj: FreezeException) -> str:
         # Lists read the queryset's annotation (the same expression the ?status= filter uses).
         return getattr(obj, "current_status", None) or obj.effective_status
 
-    def get_affected_metrics(self, obj) -> list[str]:
+    def get_affected_metrics(self, obj: FreezeException) -> list[str]:
         return sorted({m.key for m in obj.affected_metrics.all()})
 
-    def get_approvals(self, obj) -> list[dict[str, Any]]:
+    def get_approvals(self, obj: FreezeException) -> list[dict[str, Any]]:
         approvals = getattr(obj, "prefetched_approvals", None)
         if approvals is None:
             approvals = obj.approvals.select_related("approver")
-        return list(ApprovalOutput(approvals, many=True).data)
+        # many=True takes the rows; DRF's stubs type a plain Serializer's instance as one row.
+        return list(ApprovalOutput(approvals, many=True).data)  # type: ignore[arg-type]
 
 
-def affected_metrics_field() -> serializers.RelatedField:
+def affected_metrics_field() -> serializers.ManyRelatedField:
     """Active gate metrics by key; an unknown key is a 400 naming `affected_metrics`."""
-    return KeyRelatedField(
-        slug_field="key",
-        queryset=MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE),
-        many=True,
-        required=False,
-        help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
-        "revoked or expires.",
+    # many=True: RelatedField.__new__ answers a ManyRelatedField wrapping the KeyRelatedField.
+    return cast(
+        serializers.ManyRelatedField,
+        KeyRelatedField(
+            slug_field="key",
+            queryset=MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE),
+            many=True,
+            required=False,
+            help_text="Keys of gate metrics the change may affect; their gates re-evaluate when it is approved, "
+            "revoked or expires.",
+        ),
     )
 
 
-def metric_keys(validated: dict) -> dict:
+def metric_keys(validated: dict[str, Any]) -> dict[str, Any]:
     """The services take metric keys (the pages send keys too)."""
     if "affected_metrics" in validated:
         return {**validated, "affected_metrics": [m.key for m in validated["affected_metrics"]]}
     return dict(validated)
 
 
-class ExceptionInput(serializers.Serializer):
+class ExceptionInput(serializers.Serializer[dict[str, Any]]):
     component = KeyRelatedField(slug_field="key", queryset=Component.objects.all())
     window = serializers.PrimaryKeyRelatedField(
         queryset=FreezeWindow.objects.all(),
@@ -119,7 +128,7 @@ class ExceptionInput(serializers.Serializer):
     affected_metrics = affected_metrics_field()
 
 
-class ExceptionEditInput(serializers.Serializer):
+class ExceptionEditInput(serializers.Serializer[dict[str, Any]]):
     title = serializers.CharField(max_length=160, required=False)
     change = serializers.CharField(required=False)
     justification = serializers.CharField(required=False)
@@ -130,7 +139,7 @@ class ExceptionEditInput(serializers.Serializer):
     affected_metrics = affected_metrics_field()
 
 
-def _with_approvals(queryset):
+def _with_approvals(queryset: QuerySet[FreezeException]) -> QuerySet[FreezeException]:
     return queryset.prefetch_related(
         "affected_metrics",
         Prefetch(
@@ -139,7 +148,9 @@ def _with_approvals(queryset):
     )
 
 
-def effective_status_filter(queryset, value: str | None):
+def effective_status_filter(
+    queryset: QuerySet[FreezeException], value: str | None
+) -> QuerySet[FreezeException]:
     """?status= filters on the effective status, what the answer shows: an approved exception whose
     change window ended is in an `expired` list, never an `approved` one."""
     if not value:
@@ -150,10 +161,11 @@ def effective_status_filter(queryset, value: str | None):
             status=400,
             field="status",
         )
-    return queryset.filter(current_status=value)
+    # current_status is with_effective_status's annotation (exceptions_list), which django-stubs does not follow.
+    return queryset.filter(current_status=value)  # type: ignore[misc]
 
 
-class ExceptionListInput(serializers.Serializer):
+class ExceptionListInput(serializers.Serializer[dict[str, Any]]):
     """The list's filters that name rows: an unknown key or id is a 400 naming the parameter."""
 
     risk = serializers.ChoiceField(choices=FreezeException.Risk.choices, required=False)
@@ -165,7 +177,9 @@ class ExceptionListInput(serializers.Serializer):
     )
 
 
-def exception_list_filter(queryset, params):
+def exception_list_filter(
+    queryset: QuerySet[FreezeException], params: QueryDict
+) -> QuerySet[FreezeException]:
     query = ExceptionListInput(data=params)
     query.is_valid(raise_exception=True)
     wanted = query.validated_data
@@ -189,29 +203,30 @@ def exception_list_filter(queryset, params):
         OpenApiParameter("awaiting", bool, description="Only exceptions awaiting my approval"),
     ],
 )
-class ExceptionList(generics.ListAPIView):
+class ExceptionList(generics.ListAPIView[FreezeException]):
     serializer_class = ExceptionOutput
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["exception_create"]
-    filter_backends: list = []  # exception_list_filter reads the query (its keys through KeyRelatedField)
+    # exception_list_filter reads the query (its keys through KeyRelatedField)
+    filter_backends: list[type[BaseFilterBackend]] = []
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[FreezeException]:
         params = self.request.query_params
         if params.get("awaiting") in ("1", "true"):
-            queryset = selectors.exceptions_awaiting(self.request.user)
+            queryset = selectors.exceptions_awaiting(acting_user(self.request))
         else:
             queryset = selectors.exceptions_list()
         if params.get("mine") in ("1", "true"):
-            queryset = queryset.filter(requester=self.request.user)
+            queryset = queryset.filter(requester=acting_user(self.request))
         queryset = exception_list_filter(queryset, params)
         return _with_approvals(effective_status_filter(queryset, params.get("status")))
 
     @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = ExceptionInput(data=request.data)
         data.is_valid(raise_exception=True)
-        exception = services.exception_create(actor=request.user, **metric_keys(data.validated_data))
+        exception = services.exception_create(actor=acting_user(request), **metric_keys(data.validated_data))
         return Response(ExceptionOutput(exception).data, status=status.HTTP_201_CREATED)
 
 
@@ -225,33 +240,35 @@ class ExceptionDetail(APIView):
     write_rule = WRITE_RULES["exception_edit"]
 
     @extend_schema(responses=ExceptionOutput)
-    def get(self, request, pk):
+    def get(self, request: Request, pk: int) -> Response:
         return Response(ExceptionOutput(_exception(pk)).data)
 
     @extend_schema(request=ExceptionEditInput, responses=ExceptionOutput)
-    def patch(self, request, pk):
+    def patch(self, request: Request, pk: int) -> Response:
         data = ExceptionEditInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.exception_edit(
-            actor=request.user, exception=_exception(pk), changes=metric_keys(data.validated_data)
+            actor=acting_user(request),
+            exception=_exception(pk),
+            changes=cast(services.ExceptionChanges, metric_keys(data.validated_data)),
         )
         return Response(ExceptionOutput(_exception(pk)).data)
 
 
-class CommentInput(serializers.Serializer):
+class CommentInput(serializers.Serializer[dict[str, Any]]):
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
-def _action_view(name: str, input_serializer):
+def _action_view(name: str, input_serializer: type[serializers.Serializer[dict[str, Any]]]) -> type[APIView]:
     class View(APIView):
         permission_classes = [RoleRequired]
         write_rule = WRITE_RULES[f"exception_{name}"]
 
-        def check_permissions(self, request):
+        def check_permissions(self, request: Request) -> None:
             super().check_permissions(request)
             if request.method == "POST":
                 # The actor rule, before the body too: 404 for no such exception, else 403.
-                exception_allowed_actions(request.user, _exception(self.kwargs["pk"])).require(name)
+                exception_allowed_actions(acting_user(request), _exception(self.kwargs["pk"])).require(name)
 
         @extend_schema(
             tags=["freeze"],
@@ -261,11 +278,13 @@ def _action_view(name: str, input_serializer):
             parameters=[IDEMPOTENCY_KEY],
         )
         @idempotent
-        def post(self, request, pk):
+        def post(self, request: Request, pk: int) -> Response:
             data = input_serializer(data=request.data)
             data.is_valid(raise_exception=True)
             text = data.validated_data.get("reason", data.validated_data.get("comment", ""))
-            services.exception_act(actor=request.user, exception=_exception(pk), action=name, text=text)
+            services.exception_act(
+                actor=acting_user(request), exception=_exception(pk), action=name, text=text
+            )
             return Response(ExceptionOutput(_exception(pk)).data)
 
     View.__name__ = f"Exception{name.title()}"

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 
 from core.models import Transition
-from freeze.history import entry, window_transitions
+from freeze.history import HistoryEntry, entry, window_transitions
 from freeze.models import FreezeWindow
 
 
-class WindowHistoryEntryOutput(serializers.Serializer):
+class WindowHistoryEntryOutput(serializers.Serializer[HistoryEntry]):
     at = serializers.DateTimeField()
     actor = serializers.CharField(allow_null=True, help_text="Username; null when the system acted.")
     action = serializers.CharField(help_text="created, moved or level (more may come).")
@@ -24,17 +25,19 @@ class WindowHistoryEntryOutput(serializers.Serializer):
 
 
 @extend_schema(tags=["freeze"], responses=WindowHistoryEntryOutput(many=True))
-class WindowHistory(generics.ListAPIView):
+class WindowHistory(generics.ListAPIView[Transition]):
     """Any signed-in user: who set which level, when the window moved, and why; paginated."""
 
-    serializer_class = WindowHistoryEntryOutput
+    # It serializes the page's HistoryEntry objects (paginate_queryset), not the Transition rows; DRF's
+    # stubs tie the serializer and the page to the queryset's model.
+    serializer_class = WindowHistoryEntryOutput  # type: ignore[assignment]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Transition]:
         if getattr(self, "swagger_fake_view", False):  # schema generation: no window to read
             return Transition.objects.none()
         self.window = get_object_or_404(FreezeWindow, pk=self.kwargs["pk"])
         return window_transitions(self.window)
 
-    def paginate_queryset(self, queryset):
+    def paginate_queryset(self, queryset: QuerySet[Transition]) -> list[HistoryEntry] | None:  # type: ignore[override]
         page = super().paginate_queryset(queryset)
         return None if page is None else [entry(record, self.window) for record in page]

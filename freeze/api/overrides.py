@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.filters import BaseFilterBackend
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
 from core.api.serializers import KeyRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from freeze import services
 from freeze.api.windows import WRITE_RULES
 from freeze.models import Component, FreezeOverride
@@ -19,7 +25,7 @@ from freeze.models import Component, FreezeOverride
 TRUE = ("1", "true", "yes")
 
 
-class OverrideOutput(serializers.ModelSerializer):
+class OverrideOutput(serializers.ModelSerializer[FreezeOverride]):
     component = serializers.CharField(source="component.key")
     opened_by = serializers.CharField(source="opened_by.username")
     reviewed_by = serializers.CharField(source="reviewed_by.username", allow_null=True, default=None)
@@ -48,21 +54,21 @@ class OverrideOutput(serializers.ModelSerializer):
             "reviewed_at",
         ]
 
-    def get_in_force(self, obj) -> bool:
+    def get_in_force(self, obj: FreezeOverride) -> bool:
         return obj.in_force()
 
 
-class OverrideInput(serializers.Serializer):
+class OverrideInput(serializers.Serializer[dict[str, Any]]):
     component = KeyRelatedField(slug_field="key", queryset=Component.objects.all())
     reason = serializers.CharField(max_length=2000, help_text="What is broken and why it cannot wait.")
     ends_at = serializers.DateTimeField(help_text="At most 24 h from now; the override starts now.")
 
 
-class ReviewInput(serializers.Serializer):
+class ReviewInput(serializers.Serializer[dict[str, Any]]):
     review_note = serializers.CharField(max_length=4000, help_text="What was changed; should it have waited?")
 
 
-class OverrideListInput(serializers.Serializer):
+class OverrideListInput(serializers.Serializer[dict[str, Any]]):
     component = KeyRelatedField(
         slug_field="key",
         queryset=Component.objects.all(),
@@ -71,7 +77,7 @@ class OverrideListInput(serializers.Serializer):
     )
 
 
-def overrides_list():
+def overrides_list() -> QuerySet[FreezeOverride]:
     return FreezeOverride.objects.select_related("component", "opened_by", "reviewed_by")
 
 
@@ -83,15 +89,15 @@ def overrides_list():
         OverrideListInput,
     ],
 )
-class OverrideList(generics.ListAPIView):
+class OverrideList(generics.ListAPIView[FreezeOverride]):
     """Break-glass overrides, newest first; POST opens one now (program leads, at most 24 h)."""
 
     serializer_class = OverrideOutput
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["override_open"]
-    filter_backends: list = []
+    filter_backends: list[type[BaseFilterBackend]] = []
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[FreezeOverride]:
         params = self.request.query_params
         queryset = overrides_list()
         if params.get("awaiting_review") in TRUE:
@@ -107,10 +113,10 @@ class OverrideList(generics.ListAPIView):
 
     @extend_schema(request=OverrideInput, responses={201: OverrideOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = OverrideInput(data=request.data)
         data.is_valid(raise_exception=True)
-        override = services.override_open(actor=request.user, **data.validated_data)
+        override = services.override_open(actor=acting_user(request), **data.validated_data)
         return Response(OverrideOutput(override).data, status=status.HTTP_201_CREATED)
 
 
@@ -121,20 +127,20 @@ class OverrideReview(APIView):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["override_review"]
 
-    def check_permissions(self, request):
+    def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)
         # The object-level rule before the body: 404 for no such override, 403 for its opener.
-        services.override_reviewer_check(actor=request.user, override=self._override())
+        services.override_reviewer_check(actor=acting_user(request), override=self._override())
 
     def _override(self) -> FreezeOverride:
         return get_object_or_404(overrides_list(), pk=self.kwargs["pk"])
 
     @extend_schema(request=ReviewInput, responses=OverrideOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = ReviewInput(data=request.data)
         data.is_valid(raise_exception=True)
         override = services.override_review(
-            actor=request.user, override=self._override(), note=data.validated_data["review_note"]
+            actor=acting_user(request), override=self._override(), note=data.validated_data["review_note"]
         )
         return Response(OverrideOutput(override).data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpResponse
@@ -11,6 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FileUploadParser, MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,7 +21,7 @@ from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user
 from freeze import selectors, services
 from freeze.models import Component, FreezeWindow
 from program.models import Program
@@ -42,20 +44,20 @@ WRITE_RULES = {
 }
 
 
-class ComponentInput(serializers.ModelSerializer):
+class ComponentInput(serializers.ModelSerializer[Component]):
     class Meta:
         model = Component
         fields = ["key", "name", "layer", "owner_team", "description"]
 
 
-class ComponentOutput(serializers.ModelSerializer):
+class ComponentOutput(serializers.ModelSerializer[Component]):
     class Meta:
         model = Component
         fields = ["id", *ComponentInput.Meta.fields]
 
 
 @extend_schema(tags=["freeze"])
-class ComponentList(generics.ListAPIView):
+class ComponentList(generics.ListAPIView[Component]):
     queryset = Component.objects.all()
     serializer_class = ComponentOutput
     filterset_fields = ["layer", "owner_team"]
@@ -64,14 +66,14 @@ class ComponentList(generics.ListAPIView):
 
     @extend_schema(request=ComponentInput, responses={201: ComponentOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = ComponentInput(data=request.data)
         data.is_valid(raise_exception=True)
-        component = services.component_upsert(actor=request.user, **data.validated_data)
+        component = services.component_upsert(actor=acting_user(request), **data.validated_data)
         return Response(ComponentOutput(component).data, status=status.HTTP_201_CREATED)
 
 
-class WindowInput(serializers.ModelSerializer):
+class WindowInput(serializers.ModelSerializer[FreezeWindow]):
     program = KeyRelatedField(slug_field="slug", queryset=Program.objects.all())
 
     class Meta:
@@ -88,7 +90,7 @@ class WindowInput(serializers.ModelSerializer):
         ]
 
 
-class WindowOutput(serializers.ModelSerializer):
+class WindowOutput(serializers.ModelSerializer[FreezeWindow]):
     program = serializers.CharField(source="program.slug", read_only=True)
 
     class Meta:
@@ -108,7 +110,7 @@ class WindowOutput(serializers.ModelSerializer):
 
 
 @extend_schema(tags=["freeze"])
-class WindowList(generics.ListAPIView):
+class WindowList(generics.ListAPIView[FreezeWindow]):
     queryset = FreezeWindow.objects.select_related("program")
     serializer_class = WindowOutput
     permission_classes = [RoleRequired]
@@ -116,14 +118,14 @@ class WindowList(generics.ListAPIView):
 
     @extend_schema(request=WindowInput, responses={201: WindowOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = WindowInput(data=request.data)
         data.is_valid(raise_exception=True)
-        window = services.window_create(actor=request.user, **data.validated_data)
+        window = services.window_create(actor=acting_user(request), **data.validated_data)
         return Response(WindowOutput(window).data, status=status.HTTP_201_CREATED)
 
 
-class LevelsInput(serializers.Serializer):
+class LevelsInput(serializers.Serializer[dict[str, Any]]):
     levels = serializers.DictField(
         child=serializers.CharField(),
         help_text='{"component-key": "frozen", …}. Only levels that differ are written; the window\'s '
@@ -132,7 +134,7 @@ class LevelsInput(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class LevelOutput(serializers.Serializer):
+class LevelOutput(serializers.Serializer[dict[str, Any]]):
     component = serializers.CharField()
     layer = serializers.CharField()
     level = serializers.CharField()
@@ -149,7 +151,8 @@ def _levels_response(window: FreezeWindow) -> Response:
         }
         for r in selectors.window_levels(window)
     ]
-    return Response(LevelOutput(rows, many=True).data)
+    # many=True takes a list; DRF's stubs type a plain Serializer's instance as one row.
+    return Response(LevelOutput(rows, many=True).data)  # type: ignore[arg-type]
 
 
 @extend_schema(tags=["freeze"])
@@ -163,7 +166,7 @@ class WindowLevels(APIView):
         parameters=[OpenApiParameter("export", str, enum=["csv", "yaml"])],
         responses=LevelOutput(many=True),
     )
-    def get(self, request, pk):
+    def get(self, request: Request, pk: int) -> HttpResponse:
         window = get_object_or_404(FreezeWindow, pk=pk)
         fmt = request.query_params.get("export", "")
         if fmt in ("csv", "yaml"):
@@ -175,11 +178,11 @@ class WindowLevels(APIView):
 
     @extend_schema(request=LevelsInput, responses=LevelOutput(many=True), parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         window = get_object_or_404(FreezeWindow, pk=pk)
         data = LevelsInput(data=request.data)
         data.is_valid(raise_exception=True)
-        services.freeze_levels_set(actor=request.user, window=window, **data.validated_data)
+        services.freeze_levels_set(actor=acting_user(request), window=window, **data.validated_data)
         return _levels_response(window)
 
 
@@ -197,10 +200,10 @@ class WindowLevelsImport(APIView):
     write_rule = WRITE_RULES["levels_set"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         window = get_object_or_404(FreezeWindow, pk=pk)
         upload = request.data.get("file") if isinstance(request.data, Mapping) else None
         if not isinstance(upload, UploadedFile):
             raise ApplicationError("Upload the CSV or YAML as 'file'.", status=400, field="file")
-        services.freeze_levels_import(actor=request.user, window=window, file=upload)
+        services.freeze_levels_import(actor=acting_user(request), window=window, file=upload)
         return _levels_response(window)

@@ -5,11 +5,12 @@ every button comes from exception_allowed_actions."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -17,11 +18,13 @@ from django.views.decorators.http import require_GET, require_POST
 from core.audit import transitions_for
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import FRAMEWORK_ENGINEERS, has_role
+from core.pages.htmx import HtmxHttpRequest
+from core.roles import FRAMEWORK_ENGINEERS, acting_user, has_role
 from freeze import selectors, services
 from freeze.models import Component, FreezeException, FreezeWindow
 from freeze.pages.forms import DecisionForm, ExceptionFilterForm, ExceptionForm
 from freeze.selectors.exceptions import (
+    LevelHint,
     approval_needs,
     approval_progress,
     component_levels_at,
@@ -44,7 +47,7 @@ DONE = {
 
 
 @require_GET
-def exceptions_all(request):
+def exceptions_all(request: HttpRequest) -> HttpResponse:
     """Every exception, filtered on the effective status, component, risk, window and requester, with
     counts per status (of the other filters' rows) and pages of PAGE_SIZE: five queries."""
     form = ExceptionFilterForm(request.GET or None)
@@ -53,9 +56,10 @@ def exceptions_all(request):
         data = form.cleaned_data
         status = data["status"]
         filters = {key: data[key] for key in ("component", "risk", "window", "requester") if data[key]}
-    # Counted on the bare rows: the list's approval-count join would count each approval.
+    # Counted on the bare rows: the list's approval-count join would count each approval. current_status
+    # is with_effective_status's annotation, which the django-stubs plugin does not follow (#2917).
     counted = dict(
-        FreezeException.objects.with_effective_status()
+        FreezeException.objects.with_effective_status()  # type: ignore[misc]
         .filter(**filters)
         .order_by()
         .values_list("current_status")
@@ -64,7 +68,7 @@ def exceptions_all(request):
     counts = [(value, label, counted.get(value, 0)) for value, label in FreezeException.Status.choices]
     rows = selectors.exceptions_list().filter(**filters)
     if status:
-        rows = rows.filter(current_status=status)
+        rows = rows.filter(current_status=status)  # type: ignore[misc]  # annotated by exceptions_list
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -88,12 +92,12 @@ def _form_levels() -> dict[int, str]:
 
 
 @role_required(FRAMEWORK_ENGINEERS, action="file freeze exceptions")
-def exception_new(request):
+def exception_new(request: HttpRequest) -> HttpResponse:
     initial = {"component": request.GET.get("component")}
     form = ExceptionForm(request.POST or None, initial=initial, levels=_form_levels())
     status = 200
     if request.method == "POST":
-        sent = form_submit(form, lambda data: services.exception_create(actor=request.user, **data))
+        sent = form_submit(form, lambda data: services.exception_create(actor=acting_user(request), **data))
         if sent.ok:
             exception = sent.value
             messages.success(request, "Draft saved. Submit it when it is ready for review.")
@@ -102,9 +106,9 @@ def exception_new(request):
     return render(request, "freeze/exception_form.html", {"form": form}, status=status)
 
 
-def exception_edit(request, pk: int):
+def exception_edit(request: HttpRequest, pk: int) -> HttpResponse:
     exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
-    allowed = exception_allowed_actions(request.user, exception)
+    allowed = exception_allowed_actions(acting_user(request), exception)
     allowed.require("edit")
     if not allowed.edit:
         messages.error(request, f"A {exception.effective_status} exception cannot be edited.")
@@ -121,9 +125,11 @@ def exception_edit(request, pk: int):
         sent = form_submit(
             form,
             lambda data: services.exception_edit(
-                actor=request.user,
+                actor=acting_user(request),
                 exception=exception,
-                changes={f: data[f] for f in (*EDITABLE, "affected_metrics")},
+                changes=cast(
+                    services.ExceptionChanges, {f: data[f] for f in (*EDITABLE, "affected_metrics")}
+                ),
             ),
         )
         if sent.ok:
@@ -138,7 +144,7 @@ def exception_edit(request, pk: int):
     return render(request, "freeze/exception_form.html", context, status=status)
 
 
-def _hint(component, window, moment):
+def _hint(component: Component, window: FreezeWindow | None, moment: datetime | None) -> LevelHint:
     return exception_level_hint(component, moment or timezone.now(), window)
 
 
@@ -150,7 +156,7 @@ def _moment(value: str, time: str) -> datetime | None:
 
 
 @require_GET
-def exception_level(request):
+def exception_level(request: HttpRequest) -> HttpResponse:
     """The form's level hint (an htmx fragment): the level the exception will meet for the component
     and window chosen, at the change start typed (now until one is)."""
     component = Component.objects.filter(key=request.GET.get("component", "")).first()
@@ -162,19 +168,19 @@ def exception_level(request):
 
 
 @require_GET
-def queues(request):
-    mine = selectors.exceptions_list().filter(requester=request.user)
-    awaiting = selectors.exceptions_awaiting(request.user)
+def queues(request: HttpRequest) -> HttpResponse:
+    mine = selectors.exceptions_list().filter(requester=acting_user(request))
+    awaiting = selectors.exceptions_awaiting(acting_user(request))
     return render(request, "freeze/queues.html", {"mine": mine, "awaiting": awaiting})
 
 
-def _exception_context(request, pk: int, form=None) -> dict:
+def _exception_context(request: HttpRequest, pk: int, form: DecisionForm | None = None) -> dict[str, Any]:
     exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
     approvers = exception_approvers(exception)
     return {
         "exception": exception,
         "history": transitions_for(exception).order_by("-at", "-id"),
-        "actions": exception_allowed_actions(request.user, exception),
+        "actions": exception_allowed_actions(acting_user(request), exception),
         "approvers": approvers,
         "needs": approval_needs(exception, approvers),
         "progress": approval_progress(exception),
@@ -184,21 +190,21 @@ def _exception_context(request, pk: int, form=None) -> dict:
 
 
 @require_GET
-def exception_detail(request, pk: int):
+def exception_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "freeze/exception_detail.html", _exception_context(request, pk))
 
 
 @require_POST
-def exception_act(request, pk: int, action: str):
+def exception_act(request: HtmxHttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACT_ACTIONS:
         raise Http404(f"No action '{action}'.")
     exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
-    exception_allowed_actions(request.user, exception).require(action)
+    exception_allowed_actions(acting_user(request), exception).require(action)
     form = DecisionForm(request.POST)
     sent = form_submit(
         form,
         lambda data: services.exception_act(
-            actor=request.user, exception=exception, action=action, text=data["comment"]
+            actor=acting_user(request), exception=exception, action=action, text=data["comment"]
         ),
         fallback_field="comment",
     )

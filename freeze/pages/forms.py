@@ -1,10 +1,14 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import UploadedFile
 from django.utils import timezone
+from django.utils.datastructures import MultiValueDict
 
 from freeze.models import Component, FreezeException, FreezeWindow, Level
 from metrics.models import MetricDefinition
@@ -26,12 +30,12 @@ class UtcDateTimeWidget(forms.MultiWidget):
 
     A client that posts the single field (`change_starts_at=2026-05-01T14:30`, as before) still works."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             [forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"), forms.TextInput(attrs=TIME_24H)]
         )
 
-    def decompress(self, value):
+    def decompress(self, value: Any) -> list[date | str | None]:
         if isinstance(value, datetime):
             # Bound forms hand over the value already in the current time zone (UTC), naive.
             value = timezone.localtime(value, UTC) if timezone.is_aware(value) else value
@@ -41,13 +45,18 @@ class UtcDateTimeWidget(forms.MultiWidget):
             return [date, time[:5]]
         return [None, None]
 
-    def value_from_datadict(self, data, files, name):
+    # Any, not MultiWidget's list: the single posted field, or the two parts joined.
+    def value_from_datadict(
+        self, data: Mapping[str, Any], files: MultiValueDict[str, UploadedFile], name: str
+    ) -> Any:
         if name in data:
             return data[name]
         date, time = super().value_from_datadict(data, files, name)
         return f"{date or ''} {time or ''}".strip() or None
 
-    def value_omitted_from_data(self, data, files, name):
+    def value_omitted_from_data(
+        self, data: Mapping[str, Any], files: MultiValueDict[str, UploadedFile], name: str
+    ) -> bool:
         return name not in data and super().value_omitted_from_data(data, files, name)
 
 
@@ -56,7 +65,14 @@ class UtcDateTimeField(forms.DateTimeField):
     default_error_messages = {"invalid": "Enter a date and a 24-hour UTC time as HH:MM, e.g. 14:30."}
 
 
-class ComponentChoiceField(forms.ModelChoiceField):
+# ModelChoiceField is generic only in django-stubs: at run time it cannot be subscripted.
+if TYPE_CHECKING:
+    _ComponentChoiceBase = forms.ModelChoiceField[Component]
+else:
+    _ComponentChoiceBase = forms.ModelChoiceField
+
+
+class ComponentChoiceField(_ComponentChoiceBase):
     """Each option says the component's level in force now, so a frozen or open one is seen before
     the form is filled in (`levels` is set by the form: one query for every component)."""
 
@@ -113,7 +129,7 @@ class ExceptionForm(forms.Form):
         help_text="Gates using these metrics re-evaluate when the exception is approved, revoked or expires.",
     )
 
-    def __init__(self, *args, levels: dict[int, str] | None = None, **kwargs):
+    def __init__(self, *args: Any, levels: dict[int, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         component = self.fields["component"]
         metrics = self.fields["affected_metrics"]
@@ -153,7 +169,7 @@ class DecisionForm(forms.Form):
     )
 
 
-def levels_form_class(rows: list[dict], default_level: str) -> type[forms.Form]:
+def levels_form_class(rows: list[dict[str, Any]], default_level: str) -> type[forms.Form]:
     """One select per component, named by its key; the window's default is marked in each."""
     choices = [
         (value, f"{label} (window default)" if value == default_level else label)

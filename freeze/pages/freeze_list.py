@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from datetime import datetime
+
+from django import forms
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -9,14 +12,14 @@ from django.views.decorators.http import require_GET, require_POST
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, has_role
+from core.roles import PROGRAM_LEADS, acting_user, has_role
 from freeze import selectors, services
 from freeze.history import CAPPED, window_history
 from freeze.models import FreezeWindow
 from freeze.pages.forms import levels_form_class
 
 
-def _table_moment(window: FreezeWindow | None, now):
+def _table_moment(window: FreezeWindow | None, now: datetime) -> datetime:
     """The moment the table shows: now, or when the chosen window (not in force now) starts."""
     if window is None or window.contains(now):
         return now
@@ -24,7 +27,7 @@ def _table_moment(window: FreezeWindow | None, now):
 
 
 @require_GET
-def freeze_list(request, window_id: int | None = None):
+def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpResponse:
     """One table: components by layer × the windows in force now (or when the chosen window is),
     with the chosen window's history below."""
     now = timezone.now()
@@ -59,7 +62,7 @@ def freeze_list(request, window_id: int | None = None):
     return render(request, "freeze/freeze_list.html", context)
 
 
-def _window_groups(windows: list[FreezeWindow], now) -> list[tuple[str, list[FreezeWindow]]]:
+def _window_groups(windows: list[FreezeWindow], now: datetime) -> list[tuple[str, list[FreezeWindow]]]:
     """The window picker's groups: in force now, upcoming, ended."""
     groups: dict[str, list[FreezeWindow]] = {"In force now": [], "Upcoming": [], "Ended": []}
     for w in windows:
@@ -68,7 +71,13 @@ def _window_groups(windows: list[FreezeWindow], now) -> list[tuple[str, list[Fre
     return [(name, items) for name, items in groups.items() if items]
 
 
-def _levels_page(request, window: FreezeWindow, form=None, import_error: str = "", status: int = 200):
+def _levels_page(
+    request: HttpRequest,
+    window: FreezeWindow,
+    form: forms.Form | None = None,
+    import_error: str = "",
+    status: int = 200,
+) -> HttpResponse:
     rows = selectors.window_levels(window)
     if form is None:
         form = levels_form_class(rows, window.default_level)(
@@ -85,7 +94,7 @@ def _changed_message(changed: int, window: FreezeWindow) -> str:
 
 
 @role_required(PROGRAM_LEADS, action="set freeze levels")
-def levels_edit(request, window_id: int):
+def levels_edit(request: HttpRequest, window_id: int) -> HttpResponse:
     window = get_object_or_404(FreezeWindow, pk=window_id)
     if request.method != "POST":
         return _levels_page(request, window)
@@ -95,7 +104,7 @@ def levels_edit(request, window_id: int):
     sent = form_submit(
         form,
         lambda data: services.freeze_levels_set(
-            actor=request.user,
+            actor=acting_user(request),
             window=window,
             levels={key: level for key, level in data.items() if key != "reason"},
             reason=data["reason"],
@@ -110,11 +119,11 @@ def levels_edit(request, window_id: int):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="set freeze levels")
-def levels_import(request, window_id: int):
+def levels_import(request: HttpRequest, window_id: int) -> HttpResponse:
     window = get_object_or_404(FreezeWindow, pk=window_id)
     try:
         changed = services.freeze_levels_import(
-            actor=request.user, window=window, file=request.FILES.get("file")
+            actor=acting_user(request), window=window, file=request.FILES.get("file")
         )
     except ApplicationError as exc:
         # Shown next to the file input, with the service's status (400 for a bad file).

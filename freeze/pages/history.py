@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from core.pages.htmx import HtmxHttpRequest
 from freeze.history import window_history
 from freeze.models import FreezeWindow
 
 
 @require_GET
-def window_history_page(request, window_id: int):
+def window_history_page(request: HtmxHttpRequest, window_id: int) -> HttpResponse:
     window = get_object_or_404(FreezeWindow.objects.select_related("program"), pk=window_id)
     try:
         number = int(request.GET.get("page", "1"))

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, has_role
+from core.roles import PROGRAM_LEADS, acting_user, has_role
 from freeze import services
 from freeze.models import FreezeOverride
 from freeze.pages.overrides_forms import OverrideForm, ReviewForm
 
 
-def _overrides():
+def _overrides() -> QuerySet[FreezeOverride]:
     return FreezeOverride.objects.select_related("component", "opened_by", "reviewed_by")
 
 
-def overrides_panel_context(request) -> dict:
+def overrides_panel_context(request: HttpRequest) -> dict[str, Any]:
     """In force now and awaiting review (oldest first): two queries, plus the form's components."""
     now = timezone.now()
     user = request.user
@@ -41,13 +45,13 @@ def _back() -> str:
 
 
 @role_required(PROGRAM_LEADS, action="open break-glass overrides")
-def override_new(request):
+def override_new(request: HttpRequest) -> HttpResponse:
     form = OverrideForm(request.POST or None, initial={"ends_at": OverrideForm.default_end()})
     status = 200
     if request.method == "POST":
         sent = form_submit(
             form,
-            lambda data: services.override_open(actor=request.user, **data),
+            lambda data: services.override_open(actor=acting_user(request), **data),
             fallback_field="ends_at",
         )
         if sent.ok:
@@ -64,16 +68,17 @@ def override_new(request):
 
 
 @role_required(PROGRAM_LEADS, action="review break-glass overrides")
-def override_review(request, pk: int):
+def override_review(request: HttpRequest, pk: int) -> HttpResponse:
     override = get_object_or_404(_overrides(), pk=pk)
-    services.override_reviewer_check(actor=request.user, override=override)  # the opener: styled 403
+    # The opener: styled 403.
+    services.override_reviewer_check(actor=acting_user(request), override=override)
     form = ReviewForm(request.POST or None)
     status = 200
     if request.method == "POST":
         sent = form_submit(
             form,
             lambda data: services.override_review(
-                actor=request.user, override=override, note=data["review_note"]
+                actor=acting_user(request), override=override, note=data["review_note"]
             ),
             fallback_field="review_note",
         )

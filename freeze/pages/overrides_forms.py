@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django import forms
 from django.utils import timezone
@@ -16,15 +16,15 @@ class UtcDateTime24Widget(forms.SplitDateTimeWidget):
     """A date picker and a typed 24-hour HH:MM time: browsers show <input type=time> in 12-hour form
     in some locales, which reads wrong under a "UTC" label."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             date_attrs={"type": "date", "aria-label": "End date (UTC)"},
             time_attrs={
                 "pattern": TIME_24H,
                 "placeholder": "HH:MM",
                 "inputmode": "numeric",
-                "size": 5,
-                "maxlength": 5,
+                "size": "5",
+                "maxlength": "5",
                 "aria-label": "End time (UTC, 24-hour)",
                 "title": "24-hour time, e.g. 18:30",
             },
@@ -50,7 +50,7 @@ class OverrideForm(forms.Form):
     )
 
     @staticmethod
-    def default_end():
+    def default_end() -> datetime:
         return (timezone.now() + timedelta(hours=4)).replace(second=0, microsecond=0)
 
 

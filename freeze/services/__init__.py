@@ -1,6 +1,6 @@
 """Every write and state change of the freeze app."""
 
-from freeze.services.exception_edits import exception_create, exception_edit
+from freeze.services.exception_edits import ExceptionChanges, exception_create, exception_edit
 from freeze.services.exception_workflow import (
     exception_act,
     exception_approve,
@@ -28,6 +28,7 @@ from freeze.services.overrides import (
 )
 
 __all__ = [
+    "ExceptionChanges",
     "component_upsert",
     "exception_act",
     "exception_approve",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -14,6 +14,7 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import FRAMEWORK_ENGINEERS, require_role
+from core.services.model_update import model_update
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
 from freeze.selectors import level_at
 from freeze.selectors.exceptions import approvals_enough, exception_allowed_actions
@@ -31,6 +32,20 @@ from metrics.models import MetricDefinition
 Status = FreezeException.Status
 MSG_ENDED = "The change window has already ended: the change end must be in the future."
 EDITABLE = ("title", *FreezeException.MATERIAL_FIELDS)
+
+
+class ExceptionChanges(TypedDict, total=False):
+    """What exception_edit may change (EDITABLE and the affected metrics' keys); a key left out keeps
+    its value."""
+
+    title: str
+    change: str
+    justification: str
+    risk: str
+    rollback_plan: str
+    change_starts_at: datetime
+    change_ends_at: datetime
+    affected_metrics: list[str]
 
 
 def _validate_change_window(window: FreezeWindow, starts: datetime, ends: datetime) -> None:
@@ -122,7 +137,7 @@ def exception_create(
     return exception
 
 
-def exception_edit(*, actor: User, exception: FreezeException, changes: dict[str, Any]) -> FreezeException:
+def exception_edit(*, actor: User, exception: FreezeException, changes: ExceptionChanges) -> FreezeException:
     """The actor (a framework engineer) edits an open exception and becomes one of its authors, who
     never decide it.
 
@@ -134,14 +149,11 @@ def exception_edit(*, actor: User, exception: FreezeException, changes: dict[str
         exception = lock(exception)
         exception_allowed_actions(actor, exception).require("edit")
         guard(exception, "edit")
-        changed = [f for f in EDITABLE if f in changes and changes[f] != getattr(exception, f)]
+        changed = model_update(instance=exception, fields=EDITABLE, data=changes, save=False)
         if "affected_metrics" in changes and _metrics_set(exception, changes["affected_metrics"]):
             changed.append("affected_metrics")
         if not changed:
             return exception
-        for field in changed:
-            if field != "affected_metrics":
-                setattr(exception, field, changes[field])
         _validate_change_window(exception.window, exception.change_starts_at, exception.change_ends_at)
         exception.edit()
         exception.last_editor = actor

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
+from django.db.models import QuerySet
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.filters import BaseFilterBackend
 from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,7 +20,7 @@ from core.api.parsers import RawBodyParser
 from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user
 from incidents import importing, selectors, services
 from incidents.inputs import IncidentInput
 from incidents.models import TIME_FIELDS, BugClass, Incident, Severity
@@ -29,7 +35,7 @@ WRITE_RULES = {
 }
 
 
-class IncidentOutput(serializers.ModelSerializer):
+class IncidentOutput(serializers.ModelSerializer[Incident]):
     system = serializers.CharField(source="system.key")
     component = serializers.CharField(source="component.key")
     workload = serializers.CharField(source="workload.key", allow_null=True, default=None)
@@ -60,7 +66,7 @@ class IncidentOutput(serializers.ModelSerializer):
         ]
 
 
-class IncidentListInput(serializers.Serializer):
+class IncidentListInput(serializers.Serializer[dict[str, Any]]):
     """The list's and MTTR's filters; an unknown system or bug class key is a 400 naming it."""
 
     system = KeyRelatedField(
@@ -75,7 +81,7 @@ class IncidentListInput(serializers.Serializer):
     state = serializers.ChoiceField(choices=["open", "resolved"], required=False)
 
 
-def incident_filter(params) -> selectors.IncidentFilter:
+def incident_filter(params: QueryDict) -> selectors.IncidentFilter:
     """The query string as a filter; a bad value is a 400 naming its parameter."""
     query = IncidentListInput(data=params)
     query.is_valid(raise_exception=True)
@@ -106,24 +112,24 @@ FILTER_PARAMETERS = [
     tags=["incidents"],
     parameters=[*FILTER_PARAMETERS, OpenApiParameter("state", str, enum=["open", "resolved"])],
 )
-class IncidentList(generics.ListAPIView):
+class IncidentList(generics.ListAPIView[Incident]):
     """Incidents, newest opened first (cursor pages); POST files one (engineers and leads)."""
 
     serializer_class = IncidentOutput
     pagination_class = NewestOpened
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["incident_file"]
-    filter_backends: list = []
+    filter_backends: list[type[BaseFilterBackend]] = []
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Incident]:
         return selectors.incidents_list(incident_filter(self.request.query_params))
 
     @extend_schema(request=IncidentInput, responses={201: IncidentOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = IncidentInput(data=request.data)
         data.is_valid(raise_exception=True)
-        incident = services.incident_file(actor=request.user, **data.validated_data)
+        incident = services.incident_file(actor=acting_user(request), **data.validated_data)
         return Response(IncidentOutput(incident).data, status=status.HTTP_201_CREATED)
 
 
@@ -138,40 +144,42 @@ class IncidentDetail(APIView):
         return get_object_or_404(selectors.incidents_list(), pk=self.kwargs["pk"])
 
     @extend_schema(responses=IncidentOutput)
-    def get(self, request, pk):
+    def get(self, request: Request, pk: int) -> Response:
         return Response(IncidentOutput(self._incident()).data)
 
     @extend_schema(request=IncidentInput(partial=True), responses=IncidentOutput)
-    def patch(self, request, pk):
+    def patch(self, request: Request, pk: int) -> Response:
         incident = self._incident()
         data = IncidentInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         incident = services.incident_update(
-            actor=request.user, incident=incident, changes=dict(data.validated_data)
+            actor=acting_user(request),
+            incident=incident,
+            changes=cast(services.IncidentChanges, dict(data.validated_data)),
         )
         return Response(IncidentOutput(selectors.incidents_list().get(pk=incident.pk)).data)
 
 
-class BugClassOutput(serializers.ModelSerializer):
+class BugClassOutput(serializers.ModelSerializer[BugClass]):
     class Meta:
         model = BugClass
         fields = ["key", "name", "runbook"]
 
 
 @extend_schema(tags=["incidents"])
-class BugClassList(generics.ListAPIView):
+class BugClassList(generics.ListAPIView[BugClass]):
     """The bug-class vocabulary with each class's runbook steps."""
 
     serializer_class = BugClassOutput
     permission_classes = [RoleRequired]
     pagination_class = None
-    filter_backends: list = []
+    filter_backends: list[type[BaseFilterBackend]] = []
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[BugClass]:
         return selectors.bug_classes_list()
 
 
-class SpeedOutput(serializers.Serializer):
+class SpeedOutput(serializers.Serializer[selectors.Speed]):
     bug_class = serializers.CharField()
     bug_class_name = serializers.CharField()
     system = serializers.CharField()
@@ -190,9 +198,10 @@ class IncidentSpeed(APIView):
 
     permission_classes = [RoleRequired]
 
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         rows = selectors.incident_speed(incident_filter(request.query_params))
-        return Response(SpeedOutput(rows, many=True).data)
+        # many=True takes a list; DRF's stubs type a plain Serializer's instance as one row.
+        return Response(SpeedOutput(rows, many=True).data)  # type: ignore[arg-type]
 
 
 @extend_schema(
@@ -210,7 +219,7 @@ class IncidentImport(APIView):
     write_rule = WRITE_RULES["incident_import"]
 
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         body = request.data if isinstance(request.data, bytes) else b""
-        incidents = importing.incidents_import(actor=request.user, body=body)
+        incidents = importing.incidents_import(actor=acting_user(request), body=body)
         return Response(IncidentOutput(incidents, many=True).data, status=status.HTTP_201_CREATED)

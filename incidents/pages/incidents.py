@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import cast
 
 from django.contrib import messages
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -15,7 +18,8 @@ from core.charts import line_chart
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
+from core.pages.htmx import HtmxHttpRequest
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user, has_role
 from incidents import selectors, services
 from incidents.chart import mttr_chart
 from incidents.models import TIME_FIELDS, Severity
@@ -28,18 +32,18 @@ WINDOWS = ("30", "90", "180")
 PAGE_SIZE = 50
 
 
-def _may_write(user) -> bool:
+def _may_write(user: User | AnonymousUser) -> bool:
     return any(has_role(user, role) for role in WRITERS)
 
 
-def _old_new(request) -> tuple[str, str]:
+def _old_new(request: HttpRequest) -> tuple[str, str]:
     """The two systems the chart compares: ?old=&new=, else the two oldest systems (legacy, rebuilt)."""
     keys = list(System.objects.order_by("pk").values_list("key", flat=True)[:2])
     keys += [""] * (2 - len(keys))
     return request.GET.get("old") or keys[0], request.GET.get("new") or keys[1]
 
 
-def _filter(request) -> selectors.IncidentFilter:
+def _filter(request: HttpRequest) -> selectors.IncidentFilter:
     params = request.GET
     severity = params.get("severity", "")
     return selectors.IncidentFilter(
@@ -50,7 +54,9 @@ def _filter(request) -> selectors.IncidentFilter:
     )
 
 
-def _list_render(request, form: IncidentForm | None = None, status: int = 200):
+def _list_render(
+    request: HtmxHttpRequest, form: IncidentForm | None = None, status: int = 200
+) -> HttpResponse:
     filters = _filter(request)
     old, new = _old_new(request)
     page = Paginator(selectors.incidents_list(filters), PAGE_SIZE).get_page(request.GET.get("page"))
@@ -86,25 +92,30 @@ def _list_render(request, form: IncidentForm | None = None, status: int = 200):
 
 
 @require_GET
-def incidents_page(request):
+def incidents_page(request: HtmxHttpRequest) -> HttpResponse:
     return _list_render(request)
 
 
 @role_required(*WRITERS, action="file incidents")
 @require_POST
-def incident_new(request):
+def incident_new(request: HttpRequest) -> HttpResponse:
     form = IncidentForm(request.POST)
     sent = form_submit(
-        form, lambda data: services.incident_file(actor=request.user, **data), fallback_field="title"
+        form,
+        lambda data: services.incident_file(actor=acting_user(request), **data),
+        fallback_field="title",
     )
     if not sent.ok:
-        return _list_render(request, form, sent.status)
+        # role_required hands on a plain HttpRequest; HtmxMiddleware has set .htmx on it.
+        return _list_render(cast(HtmxHttpRequest, request), form, sent.status)
     incident = sent.value
     messages.success(request, f"Incident #{incident.pk} filed; the owner team was told.")
     return redirect("incidents:detail", incident.pk)
 
 
-def _detail_render(request, pk: int, form: IncidentForm | None = None, status: int = 200):
+def _detail_render(
+    request: HttpRequest, pk: int, form: IncidentForm | None = None, status: int = 200
+) -> HttpResponse:
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     initial = {
         name: getattr(incident, name)
@@ -131,18 +142,20 @@ def _detail_render(request, pk: int, form: IncidentForm | None = None, status: i
 
 
 @require_GET
-def incident_detail(request, pk: int):
+def incident_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail_render(request, pk)
 
 
 @role_required(*WRITERS, action="update incidents")
 @require_POST
-def incident_edit(request, pk: int):
+def incident_edit(request: HttpRequest, pk: int) -> HttpResponse:
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     form = IncidentForm(request.POST)
     sent = form_submit(
         form,
-        lambda data: services.incident_update(actor=request.user, incident=incident, changes=data),
+        lambda data: services.incident_update(
+            actor=acting_user(request), incident=incident, changes=cast(services.IncidentChanges, data)
+        ),
         fallback_field="title",
     )
     if not sent.ok:
@@ -153,10 +166,10 @@ def incident_edit(request, pk: int):
 
 @role_required(*WRITERS, action="resolve incidents")
 @require_POST
-def incident_resolve(request, pk: int):
+def incident_resolve(request: HttpRequest, pk: int) -> HttpResponse:
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     try:
-        services.incident_resolve(actor=request.user, incident=incident)
+        services.incident_resolve(actor=acting_user(request), incident=incident)
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
@@ -166,13 +179,13 @@ def incident_resolve(request, pk: int):
 
 @role_required(*WRITERS, action="update incidents")
 @require_POST
-def incident_checklist(request, pk: int):
+def incident_checklist(request: HttpRequest, pk: int) -> HttpResponse:
     """The runbook's checkboxes: the steps ticked are done, the rest are not."""
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     form = ChecklistForm(request.POST, steps=incident.checklist)
     done = form.cleaned_data["done_steps"] if form.is_valid() else []
     try:
-        services.incident_update(actor=request.user, incident=incident, changes={"done_steps": done})
+        services.incident_update(actor=acting_user(request), incident=incident, changes={"done_steps": done})
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from freeze.models import Component
@@ -34,7 +36,7 @@ class ChecklistForm(forms.Form):
         coerce=int, required=False, widget=forms.CheckboxSelectMultiple
     )
 
-    def __init__(self, *args, steps: list[dict], **kwargs):
+    def __init__(self, *args: Any, steps: list[dict[str, Any]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         done_steps = self.fields["done_steps"]
         assert isinstance(done_steps, forms.TypedMultipleChoiceField)

@@ -1,3 +1,3 @@
-from incidents.services.filing import incident_file, incident_resolve, incident_update
+from incidents.services.filing import IncidentChanges, incident_file, incident_resolve, incident_update
 
-__all__ = ["incident_file", "incident_resolve", "incident_update"]
+__all__ = ["IncidentChanges", "incident_file", "incident_resolve", "incident_update"]

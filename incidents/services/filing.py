@@ -9,7 +9,7 @@ after commit (core.notifications → core.outbox).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -22,6 +22,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
+from core.services.model_update import model_update
 from freeze.models import Component
 from incidents import evidence
 from incidents.models import TIME_FIELDS, BugClass, Incident
@@ -48,6 +49,29 @@ EDITABLE = (
     "link",
     "owner_team",
 )
+
+
+class IncidentChanges(TypedDict, total=False):
+    """What incident_update may change (EDITABLE); a key left out keeps its value."""
+
+    title: str
+    system: System
+    component: Component
+    workload: Workload | None
+    bug_class: BugClass
+    severity: str
+    opened_at: datetime
+    detected_at: datetime
+    mitigated_at: datetime | None
+    resolved_at: datetime | None
+    troubleshooting: str
+    done_steps: list[int]
+    link: str
+    owner_team: str
+
+
+# Set as given; the times are checked and completed together (_times), done_steps becomes the checklist.
+PLAIN_FIELDS = tuple(name for name in EDITABLE if name not in TIME_FIELDS and name != "done_steps")
 # A change to any of these rewrites a resolved incident's mttr/mttd observations.
 EVIDENCE_FIELDS = ("system", "workload", "bug_class", "severity", *TIME_FIELDS)
 
@@ -160,7 +184,7 @@ def incident_file(
     return incident
 
 
-def incident_update(*, actor: User, incident: Incident, changes: dict[str, Any]) -> Incident:
+def incident_update(*, actor: User, incident: Incident, changes: IncidentChanges) -> Incident:
     """The actor (a framework engineer or program lead) changes some fields. Setting resolved_at
     resolves; changing a resolved incident's times, system, workload, class or severity withdraws its
     mttr/mttd observations and writes them again."""
@@ -176,11 +200,9 @@ def incident_update(*, actor: User, incident: Incident, changes: dict[str, Any])
         merged = {**{name: getattr(incident, name) for name in TIME_FIELDS}, **changes}
         times = _times(merged)
         was_resolved, old_state = incident.is_resolved, incident.state
-        for name, value in changes.items():
-            if name not in TIME_FIELDS and name != "done_steps":
-                setattr(incident, name, value.strip() if name == "title" else value)
-        for name, value in times.items():
-            setattr(incident, name, value)
+        plain = {**changes, **({"title": changes["title"].strip()} if "title" in changes else {})}
+        model_update(instance=incident, fields=PLAIN_FIELDS, data=plain, save=False)
+        model_update(instance=incident, fields=TIME_FIELDS, data=times, save=False)
         if "bug_class" in changes or "done_steps" in changes:
             incident.checklist = _checklist(incident.bug_class, changes.get("done_steps"), incident.checklist)
         changed = sorted(name for name, value in before.items() if getattr(incident, name) != value)

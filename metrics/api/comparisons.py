@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -11,7 +14,7 @@ from metrics import selectors
 from metrics.selectors.comparison import ComparisonInput
 
 
-class SideOutput(serializers.Serializer):
+class SideOutput(serializers.Serializer[dict[str, Any]]):
     system = serializers.CharField()
     n = serializers.IntegerField()
     mean = serializers.FloatField(allow_null=True)
@@ -31,7 +34,7 @@ class SideOutput(serializers.Serializer):
     )
 
 
-class ComparisonCoreOutput(serializers.Serializer):
+class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
     metric = serializers.CharField()
     unit = serializers.CharField()
     direction = serializers.CharField()
@@ -76,7 +79,7 @@ class ComparisonCoreOutput(serializers.Serializer):
     )
 
 
-class GroupOutput(serializers.Serializer):
+class GroupOutput(serializers.Serializer[dict[str, Any]]):
     value = serializers.CharField(help_text="The group-by tag's value.")
     comparison = ComparisonCoreOutput()
 
@@ -101,7 +104,7 @@ TAG_PARAMETER = OpenApiParameter(
 class ComparisonView(APIView):
     """Old vs new on one metric version: each side's statistic and interval, the ratio's interval, the verdict."""
 
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(
             ComparisonOutput(selectors.comparison_from_query(request.query_params).as_dict()).data
         )

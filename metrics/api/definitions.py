@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,6 +17,7 @@ from core.api.permissions import RoleRequired
 from core.api.serializers import ReasonInput
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from metrics import selectors, services
 from metrics.api.fields import KnownKeyFilter
 from metrics.api.write_rules import WRITE_RULES
@@ -23,7 +26,7 @@ from metrics.models import Direction, MetricDefinition, Phase, Sampling, Statist
 from metrics.services.definitions import EDITABLE_FIELDS
 
 
-class DefinitionOutput(serializers.ModelSerializer):
+class DefinitionOutput(serializers.ModelSerializer[MetricDefinition]):
     ref = serializers.CharField(read_only=True)
     boundary = serializers.SerializerMethodField()
 
@@ -41,11 +44,11 @@ class DefinitionOutput(serializers.ModelSerializer):
             "activated_at",
         ]
 
-    def get_boundary(self, obj) -> str:
+    def get_boundary(self, obj: MetricDefinition) -> str:
         return boundary_sentence(obj)
 
 
-class DefinitionInput(serializers.Serializer):
+class DefinitionInput(serializers.Serializer[dict[str, Any]]):
     """The editable fields; `partial=True` for versions and edits."""
 
     name = serializers.CharField(max_length=120)
@@ -94,7 +97,7 @@ class DefinitionCreateInput(DefinitionInput):
     key = serializers.SlugField(max_length=80)
 
 
-class DefinitionFilter(django_filters.FilterSet):
+class DefinitionFilter(django_filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped; --strict only
     key = KnownKeyFilter(model=MetricDefinition, noun="metric")
 
     class Meta:
@@ -103,7 +106,7 @@ class DefinitionFilter(django_filters.FilterSet):
 
 
 @extend_schema(tags=["metrics"])
-class DefinitionListCreate(generics.ListAPIView):
+class DefinitionListCreate(generics.ListAPIView[MetricDefinition]):
     """Every version of every metric (filter by key, status, owner_team); POST registers version 1."""
 
     queryset = MetricDefinition.objects.order_by("key", "-version")
@@ -116,10 +119,10 @@ class DefinitionListCreate(generics.ListAPIView):
         request=DefinitionCreateInput, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY]
     )
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = DefinitionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        definition = services.definition_register(actor=request.user, data=data.validated_data)
+        definition = services.definition_register(actor=acting_user(request), data=data.validated_data)
         return Response(DefinitionOutput(definition).data, status=status.HTTP_201_CREATED)
 
 
@@ -128,7 +131,7 @@ class DefinitionDetail(APIView):
     """A metric by key: its active version (or newest draft). PATCH edits that version."""
 
     @extend_schema(responses=DefinitionOutput)
-    def get(self, request, key):
+    def get(self, request: Request, key: str) -> Response:
         return Response(DefinitionOutput(selectors.definition_get(key)).data)
 
 
@@ -138,7 +141,7 @@ class DefinitionVersions(APIView):
     write_rule = WRITE_RULES["definition_version_create"]
 
     @extend_schema(responses=DefinitionOutput(many=True))
-    def get(self, request, key):
+    def get(self, request: Request, key: str) -> Response:
         versions = selectors.definition_versions(key)
         if not versions:
             raise ApplicationError(f"Unknown metric '{key}'.", status=404)
@@ -146,11 +149,11 @@ class DefinitionVersions(APIView):
 
     @extend_schema(request=DefinitionInput, responses={201: DefinitionOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request, key):
+    def post(self, request: Request, key: str) -> Response:
         data = DefinitionInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         definition = services.definition_version_create(
-            actor=request.user, key=key, changes=data.validated_data
+            actor=acting_user(request), key=key, changes=data.validated_data
         )
         return Response(DefinitionOutput(definition).data, status=status.HTTP_201_CREATED)
 
@@ -165,15 +168,15 @@ class DefinitionVersionDetail(APIView):
     write_rule = WRITE_RULES["definition_update"]
 
     @extend_schema(responses=DefinitionOutput)
-    def get(self, request, key, version):
+    def get(self, request: Request, key: str, version: int) -> Response:
         return Response(DefinitionOutput(_version(key, version)).data)
 
     @extend_schema(request=DefinitionInput, responses=DefinitionOutput)
-    def patch(self, request, key, version):
+    def patch(self, request: Request, key: str, version: int) -> Response:
         data = DefinitionInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         definition = services.definition_update(
-            actor=request.user, definition=_version(key, version), changes=data.validated_data
+            actor=acting_user(request), definition=_version(key, version), changes=data.validated_data
         )
         return Response(DefinitionOutput(definition).data)
 
@@ -184,8 +187,10 @@ class DefinitionActivate(APIView):
     write_rule = WRITE_RULES["definition_activate"]
 
     @idempotent
-    def post(self, request, key, version):
-        definition = services.definition_activate(actor=request.user, definition=_version(key, version))
+    def post(self, request: Request, key: str, version: int) -> Response:
+        definition = services.definition_activate(
+            actor=acting_user(request), definition=_version(key, version)
+        )
         return Response(DefinitionOutput(definition).data)
 
 
@@ -197,10 +202,12 @@ class DefinitionDeprecate(APIView):
     write_rule = WRITE_RULES["definition_deprecate"]
 
     @idempotent
-    def post(self, request, key, version):
+    def post(self, request: Request, key: str, version: int) -> Response:
         data = ReasonInput(data=request.data)
         data.is_valid(raise_exception=True)
         definition = services.definition_deprecate(
-            actor=request.user, definition=_version(key, version), reason=data.validated_data["reason"]
+            actor=acting_user(request),
+            definition=_version(key, version),
+            reason=data.validated_data["reason"],
         )
         return Response(DefinitionOutput(definition).data)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import django_filters
 from django.core.validators import EMPTY_VALUES, ProhibitNullCharactersValidator
@@ -41,7 +41,7 @@ class MetricRefField(serializers.CharField):
         return value.ref if isinstance(value, MetricDefinition) else str(value)
 
 
-class KnownKeyFilter(django_filters.CharFilter):
+class KnownKeyFilter(django_filters.CharFilter):  # type: ignore[misc]  # django-filter is untyped; --strict only
     """A list filter by a row's key that refuses a key naming no row — a 400 naming the parameter, as
     any unknown key in a request's input is — rather than answering an empty list (one EXISTS query)."""
 
@@ -56,4 +56,4 @@ class KnownKeyFilter(django_filters.CharFilter):
             return qs
         if not self.model._default_manager.filter(key=value).exists():
             raise ApplicationError(f"Unknown {self.noun} '{value}'.", status=400, field=self.field_name)
-        return super().filter(qs, value)
+        return cast("QuerySet[Any]", super().filter(qs, value))  # django-filter is untyped

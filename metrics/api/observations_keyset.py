@@ -28,9 +28,12 @@ so a cursor's page across metrics skips the NEAR days, which would bound it on b
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import django_filters
 import orjson
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import QueryDict
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import NotFound, ValidationError
 
@@ -80,13 +83,17 @@ SYSTEM = "system_id = (SELECT id FROM metrics_system WHERE key = %s)"
 WORKLOAD = "workload_id = (SELECT id FROM metrics_workload WHERE key = %s)"
 
 
-def answers(query_params) -> bool:
+def answers(query_params: QueryDict) -> bool:
     """Whether this path serves these parameters (else the FilterSet does)."""
     return all(name in PAGING or name in FILTERS for name in query_params)
 
 
-def cleaned_filters(query_params, filterset_class) -> dict:
+def cleaned_filters(
+    query_params: QueryDict, filterset_class: type[django_filters.FilterSet]
+) -> dict[str, Any]:
     """The parameters given, cleaned by the FilterSet's fields; empty ones dropped as django-filter does."""
+    values: dict[str, Any]
+    errors: dict[str, list[str]]
     values, errors = {}, {}
     for name in FILTERS:
         if name not in query_params:
@@ -107,9 +114,9 @@ class KeysetPage:
     """What CursorPagination asks of a queryset — order_by, filter on the first ordering field, a
     slice — answered by one SQL statement with the keyset predicate written out."""
 
-    def __init__(self, filters: dict):
+    def __init__(self, filters: dict[str, Any]) -> None:
         self.conditions: list[str] = []
-        self.params: list = []
+        self.params: list[Any] = []
         self.bounds: list[tuple[str, datetime]] = []  # (operator, moment) on observed_at
         self.position: datetime | None = None  # the cursor's
         self.since: datetime | None = None
@@ -134,7 +141,7 @@ class KeysetPage:
             if name in filters:
                 self._where(f"{name} = %s", filters[name])
 
-    def _where(self, condition: str, *params) -> None:
+    def _where(self, condition: str, *params: Any) -> None:
         self.conditions.append(condition)
         self.params.extend(params)
 
@@ -160,7 +167,7 @@ class KeysetPage:
         self.reverse = not ordering[0].startswith("-")
         return self
 
-    def filter(self, **position) -> KeysetPage:
+    def filter(self, **position: Any) -> KeysetPage:
         ((lookup, value),) = position.items()
         try:
             moment = parse_datetime(value) if isinstance(value, str) else value
@@ -171,7 +178,7 @@ class KeysetPage:
         self.position = self._bound("<" if lookup == "observed_at__lt" else ">", moment)
         return self
 
-    def __getitem__(self, window: slice) -> list[dict]:
+    def __getitem__(self, window: slice) -> list[dict[str, Any]]:
         rows = self.rows(offset=window.start or 0, limit=window.stop - (window.start or 0))
         if not rows:
             self._refuse_unknown_keys()
@@ -187,7 +194,7 @@ class KeysetPage:
             if key is not None and not model.objects.filter(key=key).exists():
                 raise ApplicationError(f"Unknown {name} '{key}'.", status=400, field=name)
 
-    def rows(self, *, offset: int, limit: int) -> list[dict]:
+    def rows(self, *, offset: int, limit: int) -> list[dict[str, Any]]:
         near = self._near_bound()
         # The NEAR days save planning. A page that runs one generic plan without them (a cursor's,
         # or `until`'s) is not planned at all, and adding them would bound it on both sides.
@@ -225,7 +232,7 @@ class KeysetPage:
         edge = start - NEAR
         return None if self.since is not None and self.since >= edge else (">=", edge)
 
-    def _fetch(self, *, offset: int, limit: int, bounds: list[tuple[str, datetime]]) -> list[dict]:
+    def _fetch(self, *, offset: int, limit: int, bounds: list[tuple[str, datetime]]) -> list[dict[str, Any]]:
         conditions, params = list(self.conditions), list(self.params)
         across_metrics = self.metric is None
         for operator, moment in bounds:

@@ -9,6 +9,9 @@ API's one error shape in JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -17,34 +20,42 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
 from core.api.parsers import RawBodyParser
 from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
+from core.roles import acting_user
 from metrics.api import WRITE_RULES
 from metrics.ingest import observations_ingest_otlp
 from metrics.ingest.formats import otlp
+
+if TYPE_CHECKING:
+    from drf_spectacular.openapi import AutoSchema
 
 
 class TokenOrBearerAuthentication(TokenAuthentication):
     """DRF's token, also accepted under the `Bearer` keyword."""
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if header[:7].lower() == "bearer ":
             request.META["HTTP_AUTHORIZATION"] = f"{self.keyword} {header[7:].strip()}"
         return super().authenticate(request)
 
 
-class TokenOrBearerScheme(OpenApiAuthenticationExtension):
+# drf-spectacular's __init_subclass__ is unannotated: --strict reports the call it makes here.
+class TokenOrBearerScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
     """The schema's name for it; DRF's own token scheme is already called tokenAuth."""
 
     target_class = TokenOrBearerAuthentication
     name = "tokenOrBearerAuth"
 
-    def get_security_definition(self, auto_schema):
+    def get_security_definition(self, auto_schema: AutoSchema) -> dict[str, Any]:
         return {
             "type": "apiKey",
             "in": "header",
@@ -57,19 +68,26 @@ class JsonErrorsOnly(BaseContentNegotiation):
     """Exporters send `Accept: */*` or a protobuf type; errors are rendered as JSON either way, and the
     success answer is written by the view in the request's own type."""
 
-    def select_parser(self, request, parsers):
+    # DRF hands both a list (APIView.get_parsers, get_renderers); its stubs say any Iterable, which
+    # cannot be indexed: hence the `override` ignores.
+    def select_parser(self, request: Request, parsers: Sequence[BaseParser]) -> BaseParser:  # type: ignore[override]
         return parsers[0]
 
-    def select_renderer(self, request, renderers, format_suffix=None):
+    def select_renderer(
+        self,
+        request: Request,
+        renderers: Sequence[BaseRenderer],  # type: ignore[override]
+        format_suffix: str | None = None,
+    ) -> tuple[BaseRenderer, str]:
         return renderers[0], renderers[0].media_type
 
 
-class PartialSuccessOutput(serializers.Serializer):
+class PartialSuccessOutput(serializers.Serializer[dict[str, Any]]):
     rejectedDataPoints = serializers.CharField(help_text="int64, as the protobuf JSON mapping writes it.")
     errorMessage = serializers.CharField()
 
 
-class ExportMetricsOutput(serializers.Serializer):
+class ExportMetricsOutput(serializers.Serializer[dict[str, Any]]):
     partialSuccess = PartialSuccessOutput(required=False, help_text="Only when points were rejected.")
 
 
@@ -93,7 +111,7 @@ class OtlpMetricsReceiver(APIView):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["observations_ingest_otlp"]
 
-    def post(self, request):
+    def post(self, request: Request) -> HttpResponse:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if int(request.META.get("CONTENT_LENGTH") or 0) > limit:
             raise PayloadTooLarge(f"The body exceeds {limit:,} bytes; export smaller batches.")
@@ -102,7 +120,7 @@ class OtlpMetricsReceiver(APIView):
             body=request.data if isinstance(request.data, bytes) else b"",
             content_type=content_type,
             content_encoding=request.headers.get("Content-Encoding", ""),
-            actor=request.user,
+            actor=acting_user(request),  # RoleRequired lets only a signed-in user write
             client=request.headers.get("User-Agent", ""),
             idempotency_key=idempotency_key(request),
         )

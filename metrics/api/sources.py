@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from metrics.api import WRITE_RULES
 from metrics.models import MetricDefinition, PullSource, System
 from metrics.services.pull_sources import pull_source_create, pull_source_delete, pull_source_update
 
 
-class PullSourceOutput(serializers.ModelSerializer):
+class PullSourceOutput(serializers.ModelSerializer[PullSource]):
     metric = serializers.CharField(source="definition.key")
     system = serializers.CharField(source="system.key")
     workloads = serializers.SerializerMethodField()
@@ -40,11 +45,11 @@ class PullSourceOutput(serializers.ModelSerializer):
             "created_at",
         ]
 
-    def get_workloads(self, obj) -> list[str]:
+    def get_workloads(self, obj: PullSource) -> list[str]:
         return sorted(w.key for w in obj.workloads.all())
 
 
-class PullSourceInput(serializers.Serializer):
+class PullSourceInput(serializers.Serializer[dict[str, Any]]):
     # URL, query and step are checked by the service (one rule set for API, admin and shell), so the
     # serializer only checks types here.
     base_url = serializers.CharField(max_length=300, help_text="Prometheus base URL, e.g. http://prom:9090")
@@ -83,7 +88,7 @@ def _system(key: str) -> System:
     return system
 
 
-def _listed():
+def _listed() -> QuerySet[PullSource]:
     return (
         PullSource.objects.select_related("definition", "system").prefetch_related("workloads").order_by("pk")
     )
@@ -97,7 +102,7 @@ class PullSourceList(APIView):
     write_rule = WRITE_RULES["pull_source_write"]
 
     @extend_schema(responses=PullSourceOutput(many=True))
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         sources = _listed()
         if metric := request.query_params.get("metric"):
             sources = sources.filter(definition__key=metric)
@@ -107,13 +112,13 @@ class PullSourceList(APIView):
         request=PullSourceCreateInput, responses={201: PullSourceOutput}, parameters=[IDEMPOTENCY_KEY]
     )
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = PullSourceCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         values["definition"] = _definition(values.pop("metric"))
         values["system"] = _system(values["system"])
-        source = pull_source_create(actor=request.user, data=values)
+        source = pull_source_create(actor=acting_user(request), data=values)
         return Response(PullSourceOutput(_listed().get(pk=source.pk)).data, status=status.HTTP_201_CREATED)
 
 
@@ -123,18 +128,18 @@ class PullSourceDetail(APIView):
     write_rule = WRITE_RULES["pull_source_write"]
 
     @extend_schema(responses=PullSourceOutput)
-    def get(self, request, id):
+    def get(self, request: Request, id: int) -> Response:
         return Response(PullSourceOutput(get_object_or_404(_listed(), pk=id)).data)
 
     @extend_schema(request=PullSourceInput, responses=PullSourceOutput)
-    def patch(self, request, id):
+    def patch(self, request: Request, id: int) -> Response:
         source = get_object_or_404(PullSource, pk=id)
         data = PullSourceInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        pull_source_update(actor=request.user, source=source, changes=dict(data.validated_data))
+        pull_source_update(actor=acting_user(request), source=source, changes=dict(data.validated_data))
         return Response(PullSourceOutput(_listed().get(pk=source.pk)).data)
 
     @extend_schema(responses={204: None})
-    def delete(self, request, id):
-        pull_source_delete(actor=request.user, source=get_object_or_404(PullSource, pk=id))
+    def delete(self, request: Request, id: int) -> Response:
+        pull_source_delete(actor=acting_user(request), source=get_object_or_404(PullSource, pk=id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -24,13 +24,13 @@ DEFINITION, SYSTEM, WORKLOAD, VALUE, UNIT, OBSERVED_AT, RUN_ID, SOURCE, TAGS = r
 class ValidRows:
     """Checked rows as columns, ready for COPY; `indexes` are their positions in the request."""
 
-    columns: tuple[list, ...]
+    columns: tuple[list[Any], ...]
     indexes: list[int]
 
     def __len__(self) -> int:
         return len(self.indexes)
 
-    def distinct(self, *positions: int) -> list:
+    def distinct(self, *positions: int) -> list[Any]:
         """Sorted distinct values of one column, or of tuples of several."""
         if len(positions) == 1:
             return sorted(set(self.columns[positions[0]]))
@@ -100,8 +100,8 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
     value it is an error."""
     latest = rules.time_latest()
     errors: list[dict[str, Any]] = []
-    out: list[tuple] = []
-    seen: dict[tuple, tuple[float, int]] = {}
+    out: list[tuple[Any, ...]] = []
+    seen: dict[tuple[Any, ...], tuple[float, int]] = {}
     for index, row in enumerate(rows):
         checked, problems = _row_check(as_dict(row), lookups, latest)
         if problems:
@@ -123,7 +123,7 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
 Problems = list[tuple[str | None, str]]
 
 
-def _row_check(row: Any, lookups: Lookups, latest: datetime) -> tuple[tuple | None, Problems]:
+def _row_check(row: Any, lookups: Lookups, latest: datetime) -> tuple[tuple[Any, ...] | None, Problems]:
     """One row: its columns (in ValidRows order), or every (field, message) wrong with it."""
     if isinstance(row, Unreadable):
         return None, [(row.field, row.message)]

@@ -194,7 +194,7 @@ def tags_wire(tags: Any) -> str:
     return JSONB_VERSION + encoded.decode()
 
 
-def _tags_walk(node: dict | list, depth: int, seen: int) -> int:
+def _tags_walk(node: dict[str, Any] | list[Any], depth: int, seen: int) -> int:
     """Check one object or list and what it holds; returns the values seen so far. Recursion stops at
     MAX_TAG_DEPTH and the count at the byte limit, so a huge value costs no more than a small one.
     Every tagged row of a batch passes here: the common case (short plain text) is kept to a few

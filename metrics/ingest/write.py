@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from datetime import UTC
 from itertools import repeat
-from typing import NoReturn
+from typing import Any, NoReturn, cast
 
 import psycopg
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from core.errors import ApplicationError
@@ -58,10 +59,11 @@ MSG_REFERENCE_CHANGED = (
 )
 
 
-def _lock_references(raw, valid: ValidRows) -> None:
+def _lock_references(raw: psycopg.Cursor[Any], valid: ValidRows) -> None:
     wanted = [valid.distinct(column) for column in (DEFINITION, SYSTEM, WORKLOAD)]
     raw.execute(LOCK_REFERENCES, wanted)
-    if list(raw.fetchone()) != [len(ids) for ids in wanted]:
+    # One row of three counts: a SELECT without FROM always returns exactly one.
+    if list(cast("tuple[int, int, int]", raw.fetchone())) != [len(ids) for ids in wanted]:
         raise ApplicationError(MSG_REFERENCE_CHANGED, status=409)
 
 
@@ -72,7 +74,7 @@ DIRECT_COPY = (
 DIRECT_TYPES = ["int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text", "int8"]
 
 
-def _copy_direct(raw, valid: ValidRows, batch_id: int) -> int:
+def _copy_direct(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> int:
     with raw.copy(DIRECT_COPY) as copy:
         copy.set_types(DIRECT_TYPES)
         for row in zip(*valid.columns, repeat(batch_id)):
@@ -80,7 +82,7 @@ def _copy_direct(raw, valid: ValidRows, batch_id: int) -> int:
     return len(valid)
 
 
-def batch_write(valid: ValidRows, *, received: int, submitted_by, source: str) -> IngestBatch:
+def batch_write(valid: ValidRows, *, received: int, submitted_by: User | None, source: str) -> IngestBatch:
     """The batch row and its observations, in the caller's transaction; `inserted` counts the new ones."""
     batch = IngestBatch.objects.create(
         submitted_by=submitted_by if submitted_by and submitted_by.is_authenticated else None,
@@ -104,7 +106,7 @@ def batch_write(valid: ValidRows, *, received: int, submitted_by, source: str) -
 def rows_write(valid: ValidRows, batch_id: int) -> int:
     """Write checked rows in the caller's transaction, references locked; how many were new."""
     with connection.cursor() as cursor:
-        raw = cursor.cursor
+        raw: psycopg.Cursor[Any] = cursor.cursor  # Django's wrapper types the driver's cursor as Any
         _lock_references(raw, valid)
         # No query first asks whether the batch's runs are stored: whatever its form, a planner misled
         # by a month's partition analysed when it held one run scanned it whole for every new run
@@ -119,7 +121,7 @@ def rows_write(valid: ValidRows, batch_id: int) -> int:
         return _merge(raw, valid, batch_id)
 
 
-def _merge(raw, valid: ValidRows, batch_id: int) -> int:
+def _merge(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> int:
     """Rows some of which are stored: the same value is a no-op, another value an error for that row."""
     raw.execute(TEMP_TABLE)
     with raw.copy("COPY ingest_rows FROM STDIN (FORMAT BINARY)") as copy:
@@ -148,6 +150,6 @@ def _merge(raw, valid: ValidRows, batch_id: int) -> int:
     return inserted
 
 
-def _refuse(errors: list[dict], *, total: int) -> NoReturn:
+def _refuse(errors: list[dict[str, Any]], *, total: int) -> NoReturn:
     """The whole batch is refused: a 422 listing the rows found bad while writing."""
     raise ApplicationError(MSG_INVALID.format(count=len(errors), total=total), status=422, errors=errors)

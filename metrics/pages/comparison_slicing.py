@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from html import escape
+from typing import Any
 
 from django.http import QueryDict
 from django.utils.safestring import SafeString, mark_safe
 
 from core.charts import INK, MUTED, PALETTE, _fmt
 from core.replica import read_connection
+from metrics.selectors.comparison import Comparison
 from metrics.selectors.comparison.tags import PREFIX, tag_filters_from_text
 
 TAGS_FIELD = "tags"
@@ -66,7 +68,7 @@ def recent_tag_keys(metric: str) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def group_cards(result, *, width: int = 260) -> list[dict]:
+def group_cards(result: Comparison, *, width: int = 260) -> list[dict[str, Any]]:
     """Per group: its comparison and a strip of its relative performance and interval, on a scale
     shared by every group (and 1×, no change)."""
     values = [1.0]
@@ -82,7 +84,7 @@ def group_cards(result, *, width: int = 260) -> list[dict]:
     ]
 
 
-def _strip(name: str, comparison, lo: float, hi: float, width: int) -> SafeString:
+def _strip(name: str, comparison: Comparison, lo: float, hi: float, width: int) -> SafeString:
     left = right = 10
     height, mid = 46, 20
 

@@ -11,15 +11,16 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.db import transaction
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import METRIC_OWNERS
+from core.roles import METRIC_OWNERS, acting_user
 from metrics import services
 from metrics.boundary import definition_changes
 from metrics.dependents import stale_on_supersede
@@ -38,7 +39,7 @@ class ReasonForm(forms.Form):
     )
 
 
-def _detail(definition: MetricDefinition):
+def _detail(definition: MetricDefinition) -> HttpResponseRedirect:
     return redirect(reverse("metrics:detail", kwargs={"key": definition.ref}))
 
 
@@ -54,12 +55,13 @@ def _active(key: str) -> MetricDefinition | None:
 
 
 @role_required(METRIC_OWNERS, action="register metric definitions")
-def definition_register_page(request):
+def definition_register_page(request: HttpRequest) -> HttpResponse:
     form = RegisterForm(request.POST or None, initial={"owner_team": team_of(request.user)})
     status = 200
     if request.method == "POST":
         sent = form_submit(
-            form, lambda _: services.definition_register(actor=request.user, data=form.definition_data())
+            form,
+            lambda _: services.definition_register(actor=acting_user(request), data=form.definition_data()),
         )
         if sent.ok:
             definition = sent.value
@@ -73,13 +75,13 @@ def definition_register_page(request):
     return render(request, "metrics/definition_register.html", {"form": form}, status=status)
 
 
-def _digest(latest: MetricDefinition, changes: dict) -> str:
+def _digest(latest: MetricDefinition, changes: dict[str, Any]) -> str:
     """What was previewed: confirming is accepted only for exactly these values on this version."""
     text = json.dumps([latest.ref, changes], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _dry_run(actor, key: str, changes: dict) -> MetricDefinition:
+def _dry_run(actor: User, key: str, changes: dict[str, Any]) -> MetricDefinition:
     """The version the service would create, with every one of its checks, written nowhere."""
     with transaction.atomic():
         new = services.definition_version_create(actor=actor, key=key, changes=changes)
@@ -88,7 +90,7 @@ def _dry_run(actor, key: str, changes: dict) -> MetricDefinition:
 
 
 @role_required(METRIC_OWNERS, action="create metric versions")
-def version_new_page(request, key: str):
+def version_new_page(request: HttpRequest, key: str) -> HttpResponse:
     """Edit the latest version's fields → preview (what changed, which gates go stale) → confirm."""
     latest = MetricDefinition.objects.filter(key=key).order_by("-version").first()
     if latest is None:
@@ -105,17 +107,17 @@ def version_new_page(request, key: str):
     if request.method == "POST":
         confirmed = request.POST.get("confirm", "")
 
-        def create_or_preview(_cleaned) -> tuple[bool, MetricDefinition, str]:
+        def create_or_preview(_cleaned: dict[str, Any]) -> tuple[bool, MetricDefinition, str]:
             """(created, the version, the digest of what was previewed) — one service, either way."""
             changes = form.definition_data()
             digest = _digest(latest, changes)
             if confirmed == digest:
                 return (
                     True,
-                    services.definition_version_create(actor=request.user, key=key, changes=changes),
+                    services.definition_version_create(actor=acting_user(request), key=key, changes=changes),
                     digest,
                 )
-            return False, _dry_run(request.user, key, changes), digest
+            return False, _dry_run(acting_user(request), key, changes), digest
 
         sent = form_submit(form, create_or_preview)
         status = sent.status
@@ -139,13 +141,13 @@ def version_new_page(request, key: str):
 
 
 @role_required(METRIC_OWNERS, action="activate metric definitions")
-def version_activate_page(request, key: str, version: int):
+def version_activate_page(request: HttpRequest, key: str, version: int) -> HttpResponse:
     definition = _version_or_404(key, version)
     active = _active(key)
     stale = stale_on_supersede(active) if active and active.pk != definition.pk else []
     if request.method == "POST":
         try:
-            services.definition_activate(actor=request.user, definition=definition)
+            services.definition_activate(actor=acting_user(request), definition=definition)
         except ApplicationError as exc:
             messages.error(request, exc.message)
         else:
@@ -165,7 +167,7 @@ def version_activate_page(request, key: str, version: int):
 
 
 @role_required(METRIC_OWNERS, action="deprecate metric definitions")
-def version_deprecate_page(request, key: str, version: int):
+def version_deprecate_page(request: HttpRequest, key: str, version: int) -> HttpResponse:
     definition = _version_or_404(key, version)
     form = ReasonForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
@@ -174,7 +176,7 @@ def version_deprecate_page(request, key: str, version: int):
             return render(request, "metrics/version_confirm.html", context, status=400)
         try:
             services.definition_deprecate(
-                actor=request.user, definition=definition, reason=form.cleaned_data["reason"]
+                actor=acting_user(request), definition=definition, reason=form.cleaned_data["reason"]
             )
         except ApplicationError as exc:
             messages.error(request, exc.message)

@@ -6,7 +6,10 @@ metrics.services.definitions, whose refusals are put on the field they name (cor
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.contrib.auth.models import AnonymousUser, User
 
 from core.roles import ROLE_GROUPS
 from metrics.models import Direction, MetricDefinition, Phase, Sampling, Statistic
@@ -51,14 +54,14 @@ class DefinitionFieldsForm(forms.Form):
     )
 
     def clean_unit(self) -> str:
-        unit = self.cleaned_data["unit"].strip()
+        unit: str = self.cleaned_data["unit"].strip()
         try:
             unit_dimension(unit)
         except UnitError as exc:
             raise forms.ValidationError(str(exc)) from exc
         return unit
 
-    def definition_data(self) -> dict:
+    def definition_data(self) -> dict[str, Any]:
         """The cleaned fields as the service takes them."""
         return {field: self.cleaned_data[field] for field in FIELD_ORDER}
 
@@ -70,24 +73,24 @@ class RegisterForm(DefinitionFieldsForm):
 
     field_order = ("key", *FIELD_ORDER)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields[
             "min_value"
         ].help_text = "Lowest value ingest accepts. Blank: 0 for durations, counts and rates, otherwise none."
 
-    def definition_data(self) -> dict:
+    def definition_data(self) -> dict[str, Any]:
         data = {"key": self.cleaned_data["key"], **super().definition_data()}
         if data["min_value"] is None:
             del data["min_value"]  # the service's default: 0 where a value cannot be negative
         return data
 
 
-def team_of(user) -> str:
+def team_of(user: User | AnonymousUser) -> str:
     """The user's first non-role group, the team a new metric most likely belongs to."""
     teams = sorted(name for name in user.groups.values_list("name", flat=True) if name not in ROLE_GROUPS)
     return teams[0] if teams else ""
 
 
-def initial_from(definition: MetricDefinition) -> dict:
+def initial_from(definition: MetricDefinition) -> dict[str, Any]:
     return {field: getattr(definition, field) for field in FIELD_ORDER}

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from itertools import groupby
+from typing import Any
 
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from metrics.models import MetricDefinition
-from metrics.selectors.feeds import STALE_AFTER_INTERVALS, feed_interval, feeds_list, interval_words
+from metrics.selectors.feeds import STALE_AFTER_INTERVALS, Feed, feed_interval, feeds_list, interval_words
 
 
 @require_GET
-def feeds_page(request):
+def feeds_page(request: HttpRequest) -> HttpResponse:
     feeds = feeds_list()
     by_metric = {metric: list(rows) for metric, rows in groupby(feeds, key=lambda f: f.metric)}
     # Active definitions without a single value yet are listed too: a feed that never started.
@@ -34,5 +36,5 @@ def feeds_page(request):
     )
 
 
-def _section(definition: MetricDefinition, feeds: list) -> dict:
+def _section(definition: MetricDefinition, feeds: list[Feed]) -> dict[str, Any]:
     return {"definition": definition, "interval": interval_words(feed_interval(definition)), "feeds": feeds}

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.http import Http404
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from rest_framework.exceptions import ValidationError
@@ -9,6 +11,7 @@ from core.api.errors import flatten_errors
 from core.audit import transitions_for_many
 from core.charts import compare_bars, line_chart
 from core.errors import ApplicationError
+from core.pages.htmx import HtmxHttpRequest
 from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
@@ -20,7 +23,7 @@ from metrics.wording import METHODS, comparison_sentence
 
 
 @require_GET
-def registry(request):
+def registry(request: HtmxHttpRequest) -> HttpResponse:
     teams = sorted(set(MetricDefinition.objects.values_list("owner_team", flat=True)))
     form = RegistryFilterForm(request.GET or None, teams=teams)
     filters = form.cleaned_data if form.is_valid() else {}
@@ -34,7 +37,7 @@ def registry(request):
 
 
 @require_GET
-def metric_detail(request, key: str):
+def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
     """`key`: the active version (else the newest); `key@N`: that version, whatever its status. Either
     way the page shows that version's own observations, and links every other version."""
     try:
@@ -46,7 +49,7 @@ def metric_detail(request, key: str):
     except ApplicationError as exc:
         raise Http404(exc.message) from exc
     versions = list(selectors.definition_versions(definition.key))
-    history = []
+    history: list[dict[str, Any]] = []
     for newer, older in zip(versions, [*versions[1:], None], strict=True):
         history.append({"definition": newer, "changes": definition_changes(older, newer) if older else []})
     transitions = transitions_for_many(MetricDefinition, [v.pk for v in versions]).order_by("-at")
@@ -84,7 +87,7 @@ def metric_detail(request, key: str):
 
 
 @require_GET
-def comparison_page(request):
+def comparison_page(request: HtmxHttpRequest) -> HttpResponse:
     data = request.GET.copy()
     if "tags" not in data and any(name.startswith("tags.") for name in data):
         data["tags"] = tags_as_text(request.GET)  # a link with the API's parameters, shown in the box

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, cast
+
 from django import forms
 
 from metrics.models import ComparedStatistic, MetricDefinition, System, Workload
@@ -9,7 +12,7 @@ class RegistryFilterForm(forms.Form):
     owner_team = forms.ChoiceField(required=False)
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *MetricDefinition.Status.choices])
 
-    def __init__(self, *args, teams: list[str], **kwargs):
+    def __init__(self, *args: Any, teams: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         owner_team = self.fields["owner_team"]
         assert isinstance(owner_team, forms.ChoiceField)
@@ -37,14 +40,17 @@ class ComparisonForm(forms.Form):
     )
     group_by = forms.ChoiceField(required=False, label="Group by", choices=[("", "no grouping")])
 
-    def __init__(self, *args, tag_keys=(), **kwargs):
+    def __init__(self, *args: Any, tag_keys: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         chosen = self.data.get("group_by") if self.is_bound else None
         keys = sorted({*tag_keys, *([chosen] if chosen else [])})
-        self.fields["group_by"].choices = [("", "no grouping"), *((k, k) for k in keys)]
+        cast(forms.ChoiceField, self.fields["group_by"]).choices = [
+            ("", "no grouping"),
+            *((k, k) for k in keys),
+        ]
         # Drafts too: comparing a draft's shadow data is how a new version is tried before activation.
         definitions = MetricDefinition.objects.order_by("key", "-version")
-        self.fields["metric"].choices = [
+        cast(forms.ChoiceField, self.fields["metric"]).choices = [
             (
                 d.key if d.status == "active" else d.ref,
                 f"{d.name} ({d.ref}{'' if d.status == 'active' else ', ' + d.status})",
@@ -52,9 +58,9 @@ class ComparisonForm(forms.Form):
             for d in definitions
         ]
         systems = [(s.key, s.name) for s in System.objects.all()]
-        self.fields["baseline"].choices = systems
-        self.fields["candidate"].choices = systems
-        self.fields["workload"].choices = [
+        cast(forms.ChoiceField, self.fields["baseline"]).choices = systems
+        cast(forms.ChoiceField, self.fields["candidate"]).choices = systems
+        cast(forms.ChoiceField, self.fields["workload"]).choices = [
             ("", "all workloads"),
             *((w.key, w.name) for w in Workload.objects.all()),
         ]

@@ -14,7 +14,7 @@ after the refresh took its lock is a new row that the next refresh (queued by th
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, transaction
 
@@ -91,10 +91,12 @@ def rollups_recompute(
         cursor.execute("SELECT pg_advisory_xact_lock(hashtext('metrics.rollups'), %s::int)", [definition_id])
         cursor.execute(DELETE_SQL.format(workloads=workloads), params)
         cursor.execute(RECOMPUTE_SQL.format(workloads=workloads), params)
-        return cursor.rowcount
+        return cast(int, cursor.rowcount)  # CursorWrapper passes attributes through untyped
 
 
-def rollups_mark_stale(*, definition_ids: list[int], workload_ids: list[int], start: datetime, end: datetime):
+def rollups_mark_stale(
+    *, definition_ids: list[int], workload_ids: list[int], start: datetime, end: datetime
+) -> None:
     """In the ingest's transaction: every (definition, workload, day) from start's day to end's day."""
     first, last = utc_day(start), utc_day(end)
     if not definition_ids or not workload_ids or last < first:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.conf import settings
 
@@ -71,14 +72,14 @@ def effective_window(
     """The window an approximate answer read, as instants (midnights UTC)."""
     first, end = whole_days(since, until)
 
-    def midnight(day):
+    def midnight(day: date | None) -> datetime | None:
         return datetime.combine(day, time.min, tzinfo=UTC) if day else None
 
     return midnight(first), midnight(end)
 
 
-def _rows(windows: list[Window]) -> tuple[str, list]:
-    params: list = []
+def _rows(windows: list[Window]) -> tuple[str, list[Any]]:
+    params: list[Any] = []
     for index, window in enumerate(windows):
         params += [index, window.definition_id, window.workload_id, *whole_days(window.since, window.until)]
     return ", ".join([WANTED] * len(windows)), params
@@ -135,7 +136,7 @@ def rollup_summaries(
 ) -> list[dict[int, tuple[int, float, datetime]]]:
     """Per window, {system id: (rows, their sum, the last refresh)} of its whole days, one query: what
     a rollup answer depends on, read without touching the rows (a gate's inputs fingerprint)."""
-    summaries: list[dict] = [{} for _ in windows]
+    summaries: list[dict[int, tuple[int, float, datetime]]] = [{} for _ in windows]
     if not windows:
         return summaries
     rows, params = _rows(windows)

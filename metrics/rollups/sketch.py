@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import orjson
+from numpy.typing import ArrayLike
 
 ACCURACY = 0.005  # α: the relative error bound of every value read from a sketch
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
@@ -82,7 +83,7 @@ class Sketch:
     zeros: int = 0
     _cumulative: tuple[list[int], list[float]] | None = field(default=None, repr=False)
 
-    def add_bins(self, positive: dict | str, negative: dict | str, zeros: int) -> None:
+    def add_bins(self, positive: dict[str, int] | str, negative: dict[str, int] | str, zeros: int) -> None:
         """Add bucket counts ({key: count}, or its JSON text as Django's cursor returns jsonb)."""
         for target, source in ((self.positive, positive), (self.negative, negative)):
             source = orjson.loads(source) if isinstance(source, str) else source
@@ -92,7 +93,7 @@ class Sketch:
         self._cumulative = None
 
     @classmethod
-    def of_values(cls, values) -> Sketch:
+    def of_values(cls, values: ArrayLike) -> Sketch:
         """The sketch of an array (tests and cross-checks; production sketches come from SQL)."""
         x = np.asarray(values, dtype=float)
         sketch = cls()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import PROGRAM_LEADS
+from core.roles import PROGRAM_LEADS, acting_user
 from program import services
 from program.api.lookups import program_or_404
 from program.blueprints.schema import MAX_BAR_WEEKS
@@ -17,7 +20,7 @@ from program.blueprints.schema import MAX_BAR_WEEKS
 WRITE_RULES = {"program_set_approval_bar": WriteRule("set the approval bar", (PROGRAM_LEADS,))}
 
 
-class ApprovalBarInput(serializers.Serializer):
+class ApprovalBarInput(serializers.Serializer[Any]):
     approval_bar_weeks = serializers.IntegerField(
         min_value=1,
         max_value=MAX_BAR_WEEKS,
@@ -28,7 +31,7 @@ class ApprovalBarInput(serializers.Serializer):
     )
 
 
-class ApprovalBarOutput(serializers.Serializer):
+class ApprovalBarOutput(serializers.Serializer[Any]):
     slug = serializers.CharField()
     approval_bar_weeks = serializers.IntegerField(allow_null=True)
 
@@ -39,15 +42,17 @@ class ProgramApprovalBar(APIView):
     write_rule = WRITE_RULES["program_set_approval_bar"]
 
     @extend_schema(responses=ApprovalBarOutput)
-    def get(self, request, slug):
+    def get(self, request: Request, slug: str) -> Response:
         return Response(ApprovalBarOutput(program_or_404(slug)).data)
 
     @extend_schema(request=ApprovalBarInput, responses=ApprovalBarOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def put(self, request, slug):
+    def put(self, request: Request, slug: str) -> Response:
         data = ApprovalBarInput(data=request.data)
         data.is_valid(raise_exception=True)
         program = services.program_set_approval_bar(
-            actor=request.user, program=program_or_404(slug), weeks=data.validated_data["approval_bar_weeks"]
+            actor=acting_user(request),
+            program=program_or_404(slug),
+            weeks=data.validated_data["approval_bar_weeks"],
         )
         return Response(ApprovalBarOutput(program).data)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import PROGRAM_LEADS
+from core.roles import PROGRAM_LEADS, acting_user
 from program import services
 from program.api.lookups import program_or_404
 from program.selectors.bindings import program_bindings
@@ -17,7 +20,7 @@ from program.selectors.bindings import program_bindings
 WRITE_RULES = {"program_bind": WriteRule("bind template slots", (PROGRAM_LEADS,))}
 
 
-class SlotBindingOutput(serializers.Serializer):
+class SlotBindingOutput(serializers.Serializer[Any]):
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=["metric", "workload"])
     description = serializers.CharField(allow_blank=True)
@@ -30,7 +33,7 @@ class SlotBindingOutput(serializers.Serializer):
     decided = serializers.IntegerField(help_text="Of them, on decided gates: binding skips these.")
 
 
-class BindInput(serializers.Serializer):
+class BindInput(serializers.Serializer[Any]):
     bindings = serializers.DictField(
         child=serializers.CharField(),
         allow_empty=False,
@@ -39,7 +42,7 @@ class BindInput(serializers.Serializer):
     )
 
 
-class BindOutput(serializers.Serializer):
+class BindOutput(serializers.Serializer[Any]):
     bound = serializers.DictField(child=serializers.CharField())
     criteria_updated = serializers.IntegerField()
     skipped_gates = serializers.ListField(
@@ -57,17 +60,17 @@ class ProgramBindings(APIView):
     write_rule = WRITE_RULES["program_bind"]
 
     @extend_schema(responses=SlotBindingOutput(many=True))
-    def get(self, request, slug):
+    def get(self, request: Request, slug: str) -> Response:
         return Response(SlotBindingOutput(program_bindings(program_or_404(slug)), many=True).data)
 
     @extend_schema(request=BindInput, responses=BindOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request, slug):
+    def post(self, request: Request, slug: str) -> Response:
         program = program_or_404(slug)
         data = BindInput(data=request.data)
         data.is_valid(raise_exception=True)
         result = services.program_bind(
-            actor=request.user, program=program, bindings=data.validated_data["bindings"]
+            actor=acting_user(request), program=program, bindings=data.validated_data["bindings"]
         )
         body = {
             "bound": result.bound,

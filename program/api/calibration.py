@@ -6,8 +6,11 @@ observations made before it (program.calibration)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,7 +27,7 @@ def _interval(help_text: str = "") -> serializers.ListField:
     )
 
 
-class CalibrationInput(serializers.Serializer):
+class CalibrationInput(serializers.Serializer[Any]):
     at = serializers.ListField(
         child=serializers.DateTimeField(),
         required=False,
@@ -35,7 +38,7 @@ class CalibrationInput(serializers.Serializer):
     )
 
 
-class CalibrationPointOutput(serializers.Serializer):
+class CalibrationPointOutput(serializers.Serializer[Any]):
     at = serializers.DateTimeField(help_text="Only observations with observed_at before this moment count.")
     outcome = serializers.ChoiceField(choices=CriterionResult.Outcome.choices)
     reason = serializers.CharField()
@@ -48,7 +51,7 @@ class CalibrationPointOutput(serializers.Serializer):
     approximate = serializers.BooleanField(help_text="Read from the day rollups (whole UTC days).")
 
 
-class CalibrationOutput(serializers.Serializer):
+class CalibrationOutput(serializers.Serializer[Any]):
     criterion = serializers.IntegerField(source="criterion.pk")
     name = serializers.CharField(source="criterion.name")
     kind = serializers.ChoiceField(source="criterion.kind", choices=Criterion.Kind.choices)
@@ -72,7 +75,7 @@ class CriterionCalibration(APIView):
 
     permission_classes = [RoleRequired]
 
-    def get(self, request, pk):
+    def get(self, request: Request, pk: int) -> Response:
         try:
             criterion = calibration_criterion_get(pk)
         except Criterion.DoesNotExist:

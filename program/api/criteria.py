@@ -5,16 +5,20 @@ Every change is a service in program.services.criteria, which refuses decided ga
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.permissions import RoleRequired
+from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from metrics.models import ComparedStatistic, Workload
 from metrics.public import MetricRefField, group_by_check, tag_filters_check
 from program import services
@@ -24,7 +28,7 @@ from program.api.rules import WRITE_RULES
 from program.models import Criterion, Gate
 
 
-class CriterionCreateInput(serializers.Serializer):
+class CriterionCreateInput(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
     metric = MetricRefField(
@@ -65,13 +69,13 @@ class CriterionCreateInput(serializers.Serializer):
     # The JSON field is named `required`; DRF's Field.required (a bool) is another thing.
     required = serializers.BooleanField(required=False, default=True)  # type: ignore[assignment]
 
-    def validate_tag_filters(self, value):
+    def validate_tag_filters(self, value: Any) -> dict[str, list[str]]:
         try:
             return tag_filters_check(value)
         except ApplicationError as exc:
             raise serializers.ValidationError(exc.message) from None
 
-    def validate_group_by(self, value):
+    def validate_group_by(self, value: str) -> str:
         try:
             return group_by_check(value) or ""
         except ApplicationError as exc:
@@ -81,7 +85,7 @@ class CriterionCreateInput(serializers.Serializer):
 class CriterionEditInput(CriterionCreateInput):
     """Every field optional: only those sent change. `metric` as key (its active version) or key@N."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, partial=True, **kwargs)
 
 
@@ -96,11 +100,11 @@ class GateCriteria(APIView):
     write_rule = WRITE_RULES["criterion_add"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = CriterionCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_add(
-            actor=request.user, gate=get_object_or_404(Gate, pk=pk), **data.validated_data
+            actor=acting_user(request), gate=get_object_or_404(Gate, pk=pk), **data.validated_data
         )
         return Response(CriterionOutput(criterion).data, status=status.HTTP_201_CREATED)
 
@@ -113,23 +117,25 @@ class CriterionDetail(APIView):
     permission_classes = [RoleRequired]
 
     @property
-    def write_rule(self):
+    def write_rule(self) -> WriteRule:
         return WRITE_RULES["criterion_delete" if self.request.method == "DELETE" else "criterion_edit"]
 
     @extend_schema(request=CriterionEditInput, responses=CriterionOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def patch(self, request, pk):
+    def patch(self, request: Request, pk: int) -> Response:
         data = CriterionEditInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_edit(
-            actor=request.user, criterion=get_object_or_404(Criterion, pk=pk), **data.validated_data
+            actor=acting_user(request),
+            criterion=get_object_or_404(Criterion, pk=pk),
+            **data.validated_data,
         )
         return Response(CriterionOutput(criterion).data)
 
     @extend_schema(request=None, responses={204: None}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def delete(self, request, pk):
-        services.criterion_delete(actor=request.user, criterion=get_object_or_404(Criterion, pk=pk))
+    def delete(self, request: Request, pk: int) -> Response:
+        services.criterion_delete(actor=acting_user(request), criterion=get_object_or_404(Criterion, pk=pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -141,12 +147,12 @@ class GateRepin(APIView):
     write_rule = WRITE_RULES["gate_repin"]
 
     @idempotent
-    def post(self, request, pk):
-        gate = services.gate_repin(actor=request.user, gate=get_object_or_404(Gate, pk=pk))
+    def post(self, request: Request, pk: int) -> Response:
+        gate = services.gate_repin(actor=acting_user(request), gate=get_object_or_404(Gate, pk=pk))
         return Response(GateOutput(gate_detail_or_404(gate.pk)).data)
 
 
-class AttestInput(serializers.Serializer):
+class AttestInput(serializers.Serializer[Any]):
     link = serializers.URLField(required=False, allow_blank=True, default="")
 
 
@@ -156,11 +162,11 @@ class CriterionAttest(APIView):
     write_rule = WRITE_RULES["criterion_attest"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = AttestInput(data=request.data)
         data.is_valid(raise_exception=True)
         criterion = services.criterion_attest(
-            actor=request.user,
+            actor=acting_user(request),
             criterion=get_object_or_404(Criterion, pk=pk),
             link=data.validated_data["link"],
         )

@@ -4,13 +4,17 @@ Its criteria (add, edit, delete, attest, re-pin) are in program.api.criteria."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from program import selectors, services
 from program.api.lookups import gate_detail_or_404
 from program.api.rules import WRITE_RULES
@@ -19,19 +23,19 @@ from program.models import Criterion, CriterionResult, Decision, Gate, Phase
 # --- output ------------------------------------------------------------------------------------------
 
 
-class GateBriefOutput(serializers.ModelSerializer):
+class GateBriefOutput(serializers.ModelSerializer[Gate]):
     class Meta:
         model = Gate
         fields = ["id", "name", "kind", "due_date", "status", "stale", "last_evaluated_at"]
 
 
-class ResultOutput(serializers.ModelSerializer):
+class ResultOutput(serializers.ModelSerializer[CriterionResult]):
     class Meta:
         model = CriterionResult
         fields = ["outcome", "value", "reason", "evidence"]
 
 
-class CriterionOutput(serializers.ModelSerializer):
+class CriterionOutput(serializers.ModelSerializer[Criterion]):
     metric = serializers.CharField(source="metric.ref", default=None, allow_null=True)
     workload = serializers.CharField(source="workload.key", default=None, allow_null=True)
     attested_by = serializers.CharField(source="attested_by.username", default=None, allow_null=True)
@@ -62,12 +66,12 @@ class CriterionOutput(serializers.ModelSerializer):
             "result",
         ]
 
-    def get_result(self, obj) -> dict | None:
+    def get_result(self, obj: Criterion) -> dict[str, Any] | None:
         results = getattr(obj, "latest_results", [])
         return ResultOutput(results[0]).data if results else None
 
 
-class DecisionOutput(serializers.ModelSerializer):
+class DecisionOutput(serializers.ModelSerializer[Decision]):
     decided_by = serializers.CharField(source="decided_by.username")
 
     class Meta:
@@ -97,7 +101,7 @@ class GateOutput(GateBriefOutput):
 # --- input and views ---------------------------------------------------------------------------------
 
 
-class GateCreateInput(serializers.Serializer):
+class GateCreateInput(serializers.Serializer[Any]):
     phase = serializers.PrimaryKeyRelatedField(queryset=Phase.objects.all())
     name = serializers.CharField(max_length=160)
     kind = serializers.ChoiceField(choices=Gate.Kind.choices)
@@ -111,17 +115,17 @@ class GateCreateView(APIView):
 
     @extend_schema(request=GateCreateInput, responses={201: GateOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = GateCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        gate = services.gate_add(actor=request.user, **data.validated_data)
+        gate = services.gate_add(actor=acting_user(request), **data.validated_data)
         return Response(GateOutput(selectors.gate_get(gate.pk)).data, status=status.HTTP_201_CREATED)
 
 
 @extend_schema(tags=["program"])
 class GateDetail(APIView):
     @extend_schema(responses=GateOutput)
-    def get(self, request, pk):
+    def get(self, request: Request, pk: int) -> Response:
         return Response(GateOutput(gate_detail_or_404(pk)).data)
 
 
@@ -131,12 +135,12 @@ class GateEvaluate(APIView):
     write_rule = WRITE_RULES["gate_evaluate"]
 
     @idempotent
-    def post(self, request, pk):
-        services.gate_evaluate(gate=gate_detail_or_404(pk), actor=request.user)
+    def post(self, request: Request, pk: int) -> Response:
+        services.gate_evaluate(gate=gate_detail_or_404(pk), actor=acting_user(request))
         return Response(GateOutput(gate_detail_or_404(pk)).data)
 
 
-class DecisionInput(serializers.Serializer):
+class DecisionInput(serializers.Serializer[Any]):
     decision = serializers.ChoiceField(choices=Decision.Verdict.choices)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
@@ -151,16 +155,16 @@ class GateDecision(APIView):
     write_rule = WRITE_RULES["gate_decide"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = DecisionInput(data=request.data)
         data.is_valid(raise_exception=True)
         decision = services.gate_decide(
-            gate=gate_detail_or_404(pk), actor=request.user, **data.validated_data
+            gate=gate_detail_or_404(pk), actor=acting_user(request), **data.validated_data
         )
         return Response(DecisionOutput(decision).data, status=status.HTTP_201_CREATED)
 
 
-class ReopenInput(serializers.Serializer):
+class ReopenInput(serializers.Serializer[Any]):
     reason = serializers.CharField(max_length=2000)
 
 
@@ -170,10 +174,10 @@ class GateReopen(APIView):
     write_rule = WRITE_RULES["gate_reopen"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = ReopenInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.gate_reopen(
-            gate=gate_detail_or_404(pk), actor=request.user, reason=data.validated_data["reason"]
+            gate=gate_detail_or_404(pk), actor=acting_user(request), reason=data.validated_data["reason"]
         )
         return Response(GateOutput(gate_detail_or_404(pk)).data)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
 from core.api.serializers import KeyRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from metrics.models import Workload
 from program import services
 from program.api.lookups import program_detail_or_404, program_or_404
@@ -18,7 +22,7 @@ from program.api.rules import WRITE_RULES
 from program.models import WorkloadMigration
 
 
-class MigrationOutput(serializers.ModelSerializer):
+class MigrationOutput(serializers.ModelSerializer[WorkloadMigration]):
     workload = serializers.CharField(source="workload.key")
     warning = serializers.CharField(source="canary_warning")
 
@@ -37,7 +41,7 @@ class MigrationOutput(serializers.ModelSerializer):
         ]
 
 
-class MigrationInput(serializers.Serializer):
+class MigrationInput(serializers.Serializer[Any]):
     workload = KeyRelatedField(
         queryset=Workload.objects.all(),
         slug_field="key",
@@ -53,16 +57,16 @@ class ProgramMigrations(APIView):
     write_rule = WRITE_RULES["migration_record"]
 
     @extend_schema(responses=MigrationOutput(many=True))
-    def get(self, request, slug):
+    def get(self, request: Request, slug: str) -> Response:
         return Response(MigrationOutput(program_detail_or_404(slug).migrations.all(), many=True).data)
 
     @extend_schema(request=MigrationInput, responses={201: MigrationOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
-    def post(self, request, slug):
+    def post(self, request: Request, slug: str) -> Response:
         data = MigrationInput(data=request.data)
         data.is_valid(raise_exception=True)
         migration = services.migration_upsert(
-            actor=request.user,
+            actor=acting_user(request),
             program=program_or_404(slug),
             workload=data.validated_data["workload"],
             wave=data.validated_data["wave"],
@@ -71,7 +75,7 @@ class ProgramMigrations(APIView):
         return Response(MigrationOutput(migration).data, status=status.HTTP_201_CREATED)
 
 
-class MigrationStateInput(serializers.Serializer):
+class MigrationStateInput(serializers.Serializer[Any]):
     state = serializers.ChoiceField(choices=WorkloadMigration.State.choices)
     reason = serializers.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
 
@@ -84,11 +88,11 @@ class MigrationState(APIView):
     write_rule = WRITE_RULES["migration_record"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = MigrationStateInput(data=request.data)
         data.is_valid(raise_exception=True)
         migration = services.migration_set_state(
-            actor=request.user,
+            actor=acting_user(request),
             migration=get_object_or_404(WorkloadMigration.objects.select_related("workload"), pk=pk),
             **data.validated_data,
         )

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
 from core.api.serializers import KeyRelatedField, ReasonInput
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
+from core.roles import acting_user
 from metrics.models import System
 from program import selectors, services
 from program.api.gates import GateBriefOutput
@@ -23,7 +27,7 @@ from program.models import Phase, Program
 # --- output ------------------------------------------------------------------------------------------
 
 
-class PhaseOutput(serializers.ModelSerializer):
+class PhaseOutput(serializers.ModelSerializer[Phase]):
     gates = GateBriefOutput(many=True, read_only=True)
 
     class Meta:
@@ -42,7 +46,7 @@ class PhaseOutput(serializers.ModelSerializer):
         ]
 
 
-class ProgramOutput(serializers.ModelSerializer):
+class ProgramOutput(serializers.ModelSerializer[Program]):
     lead = serializers.CharField(source="lead.username")
     baseline_system = serializers.CharField(source="baseline_system.key")
     candidate_system = serializers.CharField(source="candidate_system.key")
@@ -76,7 +80,7 @@ class ProgramDetailOutput(ProgramOutput):
 # --- input and views ---------------------------------------------------------------------------------
 
 
-class ProgramCreateInput(serializers.Serializer):
+class ProgramCreateInput(serializers.Serializer[Any]):
     slug = serializers.SlugField(max_length=80)
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -101,13 +105,13 @@ class ProgramCreateInput(serializers.Serializer):
         "else stays unbound; null leaves it unbound.",
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["template"].choices = blueprint_keys()
+        cast(serializers.ChoiceField, self.fields["template"]).choices = blueprint_keys()
 
 
 @extend_schema(tags=["program"])
-class ProgramListCreate(generics.ListAPIView):
+class ProgramListCreate(generics.ListAPIView[Program]):
     # Explicit: the aggregate annotations drop Meta.ordering, and pages need a stable order.
     queryset = selectors.programs_list().order_by("-start_date", "slug")
     serializer_class = ProgramOutput
@@ -119,12 +123,12 @@ class ProgramListCreate(generics.ListAPIView):
         request=ProgramCreateInput, responses={201: ProgramDetailOutput}, parameters=[IDEMPOTENCY_KEY]
     )
     @idempotent
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = ProgramCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         program = services.program_create(
-            actor=request.user,
+            actor=acting_user(request),
             slug=values["slug"],
             name=values["name"],
             description=values["description"],
@@ -142,7 +146,7 @@ class ProgramListCreate(generics.ListAPIView):
 @extend_schema(tags=["program"])
 class ProgramDetail(APIView):
     @extend_schema(responses=ProgramDetailOutput)
-    def get(self, request, slug):
+    def get(self, request: Request, slug: str) -> Response:
         return Response(ProgramDetailOutput(program_detail_or_404(slug)).data)
 
 
@@ -158,16 +162,18 @@ class ProgramAdvance(APIView):
     write_rule = WRITE_RULES["program_advance"]
 
     @idempotent
-    def post(self, request, slug):
+    def post(self, request: Request, slug: str) -> Response:
         data = ReasonInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.program_advance(
-            actor=request.user, program=program_detail_or_404(slug), reason=data.validated_data["reason"]
+            actor=acting_user(request),
+            program=program_detail_or_404(slug),
+            reason=data.validated_data["reason"],
         )
         return Response(ProgramDetailOutput(program_detail_or_404(slug)).data)
 
 
-class ReplanInput(serializers.Serializer):
+class ReplanInput(serializers.Serializer[Any]):
     planned_start = serializers.DateField()
     planned_end = serializers.DateField()
     reason = serializers.CharField(max_length=2000)
@@ -179,10 +185,10 @@ class PhaseReplan(APIView):
     write_rule = WRITE_RULES["phase_replan"]
 
     @idempotent
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = ReplanInput(data=request.data)
         data.is_valid(raise_exception=True)
         phase = services.phase_replan(
-            actor=request.user, phase=get_object_or_404(Phase, pk=pk), **data.validated_data
+            actor=acting_user(request), phase=get_object_or_404(Phase, pk=pk), **data.validated_data
         )
         return Response(PhaseOutput(phase).data)

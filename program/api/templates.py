@@ -4,8 +4,11 @@ Any signed-in user reads them; a program is made from one with POST /api/v1/prog
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,7 +17,7 @@ from metrics.models import MetricDefinition, Workload
 from program.blueprints import blueprint_keys, blueprint_load, blueprint_slots
 
 
-class SlotOutput(serializers.Serializer):
+class SlotOutput(serializers.Serializer[Any]):
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=["metric", "workload"])
     suggested = serializers.CharField(help_text="The key a program binds by default, if the registry has it.")
@@ -22,7 +25,7 @@ class SlotOutput(serializers.Serializer):
     description = serializers.CharField()
 
 
-class TemplateCriterionOutput(serializers.Serializer):
+class TemplateCriterionOutput(serializers.Serializer[Any]):
     name = serializers.CharField()
     kind = serializers.CharField()
     metric_slot = serializers.CharField(allow_null=True)
@@ -37,14 +40,14 @@ class TemplateCriterionOutput(serializers.Serializer):
     window_days = serializers.IntegerField(allow_null=True)
 
 
-class TemplateGateOutput(serializers.Serializer):
+class TemplateGateOutput(serializers.Serializer[Any]):
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=["exit", "milestone"])
     month = serializers.IntegerField(help_text="The month it is due at the end of (1-based).")
     criteria = TemplateCriterionOutput(many=True)
 
 
-class TemplatePhaseOutput(serializers.Serializer):
+class TemplatePhaseOutput(serializers.Serializer[Any]):
     kind = serializers.CharField()
     name = serializers.CharField()
     first_month = serializers.IntegerField()
@@ -52,7 +55,7 @@ class TemplatePhaseOutput(serializers.Serializer):
     gates = TemplateGateOutput(many=True)
 
 
-class TemplateOutput(serializers.Serializer):
+class TemplateOutput(serializers.Serializer[Any]):
     key = serializers.CharField()
     name = serializers.CharField()
     months = serializers.IntegerField()
@@ -60,7 +63,7 @@ class TemplateOutput(serializers.Serializer):
     phases = TemplatePhaseOutput(many=True)
 
 
-def _criterion(spec: dict) -> dict:
+def _criterion(spec: dict[str, Any]) -> dict[str, Any]:
     manual = spec["kind"] == "manual"
     return {
         "name": spec["name"],
@@ -77,7 +80,7 @@ def _criterion(spec: dict) -> dict:
     }
 
 
-def _gate(spec: dict, kind: str, month: int) -> dict:
+def _gate(spec: dict[str, Any], kind: str, month: int) -> dict[str, Any]:
     return {
         "name": spec["name"],
         "kind": kind,
@@ -96,7 +99,7 @@ def _existing(keys: list[str]) -> tuple[set[str], set[str]]:
     return metrics, set(Workload.objects.filter(key__in=keys).values_list("key", flat=True))
 
 
-def template_views(keys: list[str]) -> list[dict]:
+def template_views(keys: list[str]) -> list[dict[str, Any]]:
     blueprints = [blueprint_load(key) for key in keys]
     slots = {bp["key"]: blueprint_slots(bp) for bp in blueprints}
     metrics, workloads = _existing([s.suggested for group in slots.values() for s in group])
@@ -138,14 +141,14 @@ class TemplateList(APIView):
     """Every program template. Not paged: templates are files in program/blueprints/, a handful."""
 
     @extend_schema(responses=TemplateOutput(many=True))
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(TemplateOutput(template_views(blueprint_keys()), many=True).data)
 
 
 @extend_schema(tags=["program"])
 class TemplateDetail(APIView):
     @extend_schema(responses=TemplateOutput)
-    def get(self, request, key):
+    def get(self, request: Request, key: str) -> Response:
         if key not in blueprint_keys():
             raise ApplicationError(f"There is no template '{key}'.", status=404)
         return Response(TemplateOutput(template_views([key])[0]).data)

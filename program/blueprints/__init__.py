@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -30,7 +31,7 @@ class Slot:
 
 
 @lru_cache(maxsize=16)
-def blueprint_load(key: str) -> dict:
+def blueprint_load(key: str) -> dict[str, Any]:
     """The template `key`, checked. KeyError if there is none; BlueprintError if it is malformed."""
     path = FOLDER / f"{key}.yaml"
     if not key.replace("-", "").isalnum() or not path.exists():
@@ -42,7 +43,7 @@ def blueprint_keys() -> list[str]:
     return sorted(path.stem for path in FOLDER.glob("*.yaml"))
 
 
-def blueprint_slots(blueprint: dict) -> list[Slot]:
+def blueprint_slots(blueprint: dict[str, Any]) -> list[Slot]:
     """Metric slots first, then workload slots, each in the template's order."""
     slots = blueprint.get("slots") or {}
     return [

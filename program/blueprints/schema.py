@@ -7,7 +7,7 @@ its test, never half-way through creating a program."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from metrics.models import ComparedStatistic
 from program.models import Criterion, Phase
@@ -50,11 +50,11 @@ class BlueprintError(ValueError):
     """A template file that does not follow the template format."""
 
 
-def _fail(where: str, message: str):
+def _fail(where: str, message: str) -> NoReturn:
     raise BlueprintError(f"{where}: {message}" if where else message)
 
 
-def _mapping(value: Any, where: str, allowed: set[str], required: set[str]) -> dict:
+def _mapping(value: Any, where: str, allowed: set[str], required: set[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
         _fail(where, "must be a mapping")
     unknown = sorted(set(value) - allowed)
@@ -75,7 +75,7 @@ def _text(value: Any, where: str) -> str:
 def _int(value: Any, where: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         _fail(where, f"must be a whole number from {low} to {high}")
-    return value
+    return cast(int, value)  # checked above; mypy does not narrow Any through that condition
 
 
 def _bool(value: Any, where: str) -> None:
@@ -172,7 +172,7 @@ def _phase(spec: Any, where: str, months: int, slots: dict[str, set[str]]) -> No
         _criteria(milestone.get("criteria"), f"{at}.criteria", slots)
 
 
-def blueprint_check(data: Any, *, key: str) -> dict:
+def blueprint_check(data: Any, *, key: str) -> dict[str, Any]:
     """`data` if it is a well-formed template named `key`; BlueprintError naming the first problem."""
     try:
         data = _mapping(data, "", TOP_FIELDS, TOP_FIELDS - OPTIONAL_TOP)
@@ -189,4 +189,4 @@ def blueprint_check(data: Any, *, key: str) -> dict:
             _phase(phase, f"phases[{index}]", months, slots)
     except BlueprintError as exc:
         raise BlueprintError(f"Template {key}: {exc}") from None
-    return data
+    return cast("dict[str, Any]", data)  # _mapping's dict; the parameter it was assigned to is typed Any

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
 from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS
+from core.roles import PROGRAM_LEADS, acting_user
 from program import services
 from program.blueprints.schema import MAX_BAR_WEEKS
 from program.models import Program
@@ -28,7 +29,7 @@ class ApprovalBarForm(forms.Form):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="set the approval bar")
-def program_approval_bar(request, slug: str):
+def program_approval_bar(request: HttpRequest, slug: str) -> HttpResponse:
     program = get_object_or_404(Program, slug=slug)
     form = ApprovalBarForm(request.POST)
     if not form.is_valid():
@@ -37,7 +38,7 @@ def program_approval_bar(request, slug: str):
         return redirect("program:detail", slug=slug)
     weeks = form.cleaned_data["approval_bar_weeks"]
     try:
-        services.program_set_approval_bar(actor=request.user, program=program, weeks=weeks)
+        services.program_set_approval_bar(actor=acting_user(request), program=program, weeks=weeks)
     except ApplicationError as exc:
         messages.error(request, f"Approval bar not changed: {exc}")
     else:

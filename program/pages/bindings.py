@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
 from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS
+from core.roles import PROGRAM_LEADS, acting_user
 from program import services
 from program.models import Program
 
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="bind template slots")
-def program_bind(request, slug: str):
+def program_bind(request: HttpRequest, slug: str) -> HttpResponse:
     program = get_object_or_404(Program, slug=slug)
     slot, key = request.POST.get("slot", "").strip(), request.POST.get("key", "").strip()
     if not slot or not key:
         messages.error(request, "Choose a slot and the metric or workload to bind it to.")
         return redirect(_panel(program))
     try:
-        result = services.program_bind(actor=request.user, program=program, bindings={slot: key})
+        result = services.program_bind(actor=acting_user(request), program=program, bindings={slot: key})
     except ApplicationError as exc:
         messages.error(request, f"{slot} was not bound: {exc.message}")
         return redirect(_panel(program))

@@ -3,10 +3,11 @@ runs the same queries as before whatever the number of criteria."""
 
 from __future__ import annotations
 
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from core.pages.htmx import HtmxHttpRequest
 from program.calibration import calibration_criterion_get, criterion_calibration
 from program.calibration_reading import calibration_reading, enough_samples, straddles
 from program.calibration_svg import calibration_svg
@@ -14,7 +15,7 @@ from program.models import Criterion
 
 
 @require_GET
-def criterion_calibration_panel(request, pk: int):
+def criterion_calibration_panel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     try:
         criterion = calibration_criterion_get(pk)
     except Criterion.DoesNotExist:

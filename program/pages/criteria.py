@@ -4,26 +4,27 @@ gate panel (htmx) or a redirect to the gate page, with a message saying what hap
 from __future__ import annotations
 
 from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS
+from core.roles import PROGRAM_LEADS, acting_user
 from program import services
 from program.models import Criterion, Gate
 from program.pages.criteria_forms import CriterionForm, edit_form
 from program.pages.programs import gate_answer
 
 
-def _evaluate(request, gate: Gate) -> None:
+def _evaluate(request: HttpRequest, gate: Gate) -> None:
     """At once, so the page that answers shows results for the criteria as they now are (the service
     also queued an evaluation for API callers; that one will find these inputs and reuse this)."""
-    services.gate_evaluate(gate=gate, actor=request.user)
+    services.gate_evaluate(gate=gate, actor=acting_user(request))
 
 
-def _refused(request, gate: Gate, exc: ApplicationError):
+def _refused(request: HttpRequest, gate: Gate, exc: ApplicationError) -> HttpResponse:
     """A conflict with the gate's state (decided meanwhile): said on the page, nothing changed."""
     messages.error(request, exc.message)
     return gate_answer(request, gate, exc.status)
@@ -31,12 +32,12 @@ def _refused(request, gate: Gate, exc: ApplicationError):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="add criteria")
-def criterion_add(request, pk: int):
+def criterion_add(request: HttpRequest, pk: int) -> HttpResponse:
     gate = get_object_or_404(Gate, pk=pk)
     form = CriterionForm(request.POST, prefix="new")
     sent = form_submit(
         form,
-        lambda data: services.criterion_add(actor=request.user, gate=gate, **data),
+        lambda data: services.criterion_add(actor=acting_user(request), gate=gate, **data),
         fallback_field="name",
     )
     if sent.ok:
@@ -51,12 +52,12 @@ def criterion_add(request, pk: int):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="edit criteria")
-def criterion_edit(request, pk: int):
+def criterion_edit(request: HttpRequest, pk: int) -> HttpResponse:
     criterion = get_object_or_404(Criterion.objects.select_related("gate", "metric", "workload"), pk=pk)
     form = edit_form(criterion, request.POST)
     sent = form_submit(
         form,
-        lambda data: services.criterion_edit(actor=request.user, criterion=criterion, **data),
+        lambda data: services.criterion_edit(actor=acting_user(request), criterion=criterion, **data),
         fallback_field="name",
     )
     if sent.ok:
@@ -68,10 +69,10 @@ def criterion_edit(request, pk: int):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="delete criteria")
-def criterion_delete(request, pk: int):
+def criterion_delete(request: HttpRequest, pk: int) -> HttpResponse:
     criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
     try:
-        services.criterion_delete(actor=request.user, criterion=criterion)
+        services.criterion_delete(actor=acting_user(request), criterion=criterion)
     except ApplicationError as exc:
         return _refused(request, criterion.gate, exc)
     _evaluate(request, criterion.gate)
@@ -81,11 +82,11 @@ def criterion_delete(request, pk: int):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="re-pin criteria")
-def gate_repin(request, pk: int):
+def gate_repin(request: HttpRequest, pk: int) -> HttpResponse:
     gate = get_object_or_404(Gate, pk=pk)
     before = set(gate.criteria.values_list("pk", "metric_id"))
     try:
-        gate = services.gate_repin(actor=request.user, gate=gate)
+        gate = services.gate_repin(actor=acting_user(request), gate=gate)
     except ApplicationError as exc:
         return _refused(request, gate, exc)
     moved = len(before - set(gate.criteria.values_list("pk", "metric_id")))

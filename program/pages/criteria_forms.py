@@ -5,7 +5,10 @@ so a page with a form per criterion runs no query per form."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
+from django.http import QueryDict
 
 from core.errors import ApplicationError
 from metrics.models import ComparedStatistic, MetricDefinition, Workload
@@ -57,7 +60,7 @@ class CriterionForm(forms.Form):
     )
     required = forms.BooleanField(required=False, initial=True, label="Required (else advisory)")
 
-    def clean_metric(self):
+    def clean_metric(self) -> MetricDefinition | None:
         ref = self.cleaned_data["metric"].strip()
         if not ref:
             return None
@@ -66,16 +69,16 @@ class CriterionForm(forms.Form):
         except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from None
 
-    def clean_tag_filters(self):
+    def clean_tag_filters(self) -> dict[str, list[str]]:
         try:
             return tag_filters_check(tag_filters_from_text(self.cleaned_data["tag_filters"]))
         except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from None
 
-    def clean_group_by(self):
-        return self.cleaned_data["group_by"].strip()
+    def clean_group_by(self) -> str:
+        return cast(str, self.cleaned_data["group_by"]).strip()  # a CharField cleans to str
 
-    def clean_workload(self):
+    def clean_workload(self) -> Workload | None:
         key = self.cleaned_data["workload"].strip()
         if not key:
             return None
@@ -85,7 +88,7 @@ class CriterionForm(forms.Form):
         return workload
 
 
-def criterion_initial(criterion: Criterion) -> dict:
+def criterion_initial(criterion: Criterion) -> dict[str, Any]:
     """The edit form's starting values: the criterion as it is."""
     return {
         "name": criterion.name,
@@ -104,11 +107,11 @@ def criterion_initial(criterion: Criterion) -> dict:
     }
 
 
-def edit_form(criterion: Criterion, data=None) -> CriterionForm:
+def edit_form(criterion: Criterion, data: QueryDict | None = None) -> CriterionForm:
     return CriterionForm(data, initial=criterion_initial(criterion), prefix=f"c{criterion.pk}")
 
 
-def criterion_choices() -> dict:
+def criterion_choices() -> dict[str, Any]:
     """Suggestions for the typed metric and workload: two queries whatever the number of forms."""
     active = MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).order_by("key")
     return {

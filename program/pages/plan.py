@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS
+from core.pages.htmx import HtmxHttpRequest
+from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user
 from program import history, selectors, services
 from program.models import Gate, Phase, Program, WorkloadMigration
 from program.pages.plan_forms import ActualDatesForm, AdvanceForm, MigrationStateForm, ReplanForm
@@ -35,7 +37,7 @@ def _program(slug: str) -> Program:
 # --- advancing -----------------------------------------------------------------------------------
 
 
-def _advance_context(program: Program, form: AdvanceForm) -> dict:
+def _advance_context(program: Program, form: AdvanceForm) -> dict[str, Any]:
     phases = list(program.phases.all())
     current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
     context: dict[str, Any] = {"program": program, "current": current, "form": form}
@@ -60,7 +62,7 @@ def _advance_context(program: Program, form: AdvanceForm) -> dict:
 
 
 @role_required(PROGRAM_LEADS, action="advance phases")
-def program_advance(request, slug: str):
+def program_advance(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: what advancing would do (the confirmation step); POST: do it."""
     program = _program(slug)
     form = AdvanceForm(request.POST if request.method == "POST" else None)
@@ -68,7 +70,9 @@ def program_advance(request, slug: str):
     if request.method == "POST":
         sent = form_submit(
             form,
-            lambda data: services.program_advance(actor=request.user, program=program, reason=data["reason"]),
+            lambda data: services.program_advance(
+                actor=acting_user(request), program=program, reason=data["reason"]
+            ),
             fallback_field="reason",
         )
         if sent.ok:
@@ -88,7 +92,7 @@ def _phase(pk: int) -> Phase:
     return get_object_or_404(Phase.objects.select_related("program"), pk=pk)
 
 
-def _phase_page(request, phase: Phase, status: int = 200, **forms_):
+def _phase_page(request: HttpRequest, phase: Phase, status: int = 200, **forms_: forms.Form) -> HttpResponse:
     replan = forms_.get("replan") or ReplanForm(
         initial={"planned_start": phase.planned_start, "planned_end": phase.planned_end}
     )
@@ -108,18 +112,18 @@ def _phase_page(request, phase: Phase, status: int = 200, **forms_):
 
 @role_required(PROGRAM_LEADS, action="re-plan phases")
 @require_GET
-def phase_dates(request, pk: int):
+def phase_dates(request: HttpRequest, pk: int) -> HttpResponse:
     return _phase_page(request, _phase(pk))
 
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="re-plan phases")
-def phase_replan(request, pk: int):
+def phase_replan(request: HttpRequest, pk: int) -> HttpResponse:
     phase = _phase(pk)
     form = ReplanForm(request.POST)
     sent = form_submit(
         form,
-        lambda data: services.phase_replan(actor=request.user, phase=phase, **data),
+        lambda data: services.phase_replan(actor=acting_user(request), phase=phase, **data),
         fallback_field="reason",
     )
     if sent.ok:
@@ -131,12 +135,12 @@ def phase_replan(request, pk: int):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="backfill phase dates")
-def phase_actual_dates(request, pk: int):
+def phase_actual_dates(request: HttpRequest, pk: int) -> HttpResponse:
     phase = _phase(pk)
     form = ActualDatesForm(request.POST)
     sent = form_submit(
         form,
-        lambda data: services.phase_backfill_dates(actor=request.user, phase=phase, **data),
+        lambda data: services.phase_backfill_dates(actor=acting_user(request), phase=phase, **data),
         fallback_field="reason",
     )
     if sent.ok:
@@ -148,7 +152,9 @@ def phase_actual_dates(request, pk: int):
 # --- migrations ----------------------------------------------------------------------------------
 
 
-def _migrations_page(request, program: Program, status: int = 200, bound: MigrationStateForm | None = None):
+def _migrations_page(
+    request: HttpRequest, program: Program, status: int = 200, bound: MigrationStateForm | None = None
+) -> HttpResponse:
     rows = []
     for migration in program.migrations.all():
         if bound is not None and bound.migration.pk == migration.pk:
@@ -162,18 +168,18 @@ def _migrations_page(request, program: Program, status: int = 200, bound: Migrat
 
 @role_required(*MIGRATION_ROLES, action="record migrations")
 @require_GET
-def program_migrations(request, slug: str):
+def program_migrations(request: HttpRequest, slug: str) -> HttpResponse:
     return _migrations_page(request, _program(slug))
 
 
 @require_POST
 @role_required(*MIGRATION_ROLES, action="record migrations")
-def migration_state(request, pk: int):
+def migration_state(request: HttpRequest, pk: int) -> HttpResponse:
     migration = get_object_or_404(WorkloadMigration.objects.select_related("workload", "program"), pk=pk)
     form = MigrationStateForm(request.POST, migration=migration)
     sent = form_submit(
         form,
-        lambda data: services.migration_set_state(actor=request.user, migration=migration, **data),
+        lambda data: services.migration_set_state(actor=acting_user(request), migration=migration, **data),
         fallback_field="reason",
     )
     if sent.ok:
@@ -187,7 +193,7 @@ def migration_state(request, pk: int):
 
 
 @require_GET
-def program_history(request, slug: str):
+def program_history(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The whole history, a page at a time; htmx asks for the next page's rows only."""
     program = _program(slug)
     try:

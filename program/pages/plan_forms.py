@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from program.models import WorkloadMigration
@@ -44,7 +46,7 @@ class MigrationStateForm(forms.Form):
     state = forms.ChoiceField(choices=[])
     reason = forms.CharField(max_length=2000, help_text="Why it moves; shown in the program history.")
 
-    def __init__(self, *args, migration: WorkloadMigration, **kwargs):
+    def __init__(self, *args: Any, migration: WorkloadMigration, **kwargs: Any) -> None:
         kwargs.setdefault("prefix", f"m{migration.pk}")
         super().__init__(*args, **kwargs)
         self.migration = migration

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -13,13 +13,14 @@ from core.errors import ApplicationError
 from core.models import Transition
 from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, has_role
+from core.pages.htmx import HtmxHttpRequest
+from core.roles import PROGRAM_LEADS, acting_user, has_role
 from metrics.public import METHODS, comparison_sentence, tag_filters_text
 from program import selectors, services
 from program.criteria_history import criteria_change_sentence
 from program.gate_extensions import gate_panels
 from program.history import program_history
-from program.models import Criterion, CriterionResult, Gate, Phase, Program
+from program.models import Criterion, CriterionResult, Gate, Phase, Program, WorkloadMigration
 from program.pages.approval_bar import ApprovalBarForm
 from program.pages.criteria_forms import CriterionForm, criterion_choices, edit_form
 from program.pages.plan import MIGRATION_ROLES
@@ -32,12 +33,12 @@ from program.versions import active_of, current_versions, stale_moves
 
 
 @require_GET
-def program_list(request):
+def program_list(request: HttpRequest) -> HttpResponse:
     return render(request, "program/program_list.html", {"programs": selectors.programs_list()})
 
 
 @role_required(PROGRAM_LEADS, action="create programs")
-def program_new(request):
+def program_new(request: HttpRequest) -> HttpResponse:
     form = ProgramForm(
         request.POST or None,
         initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
@@ -46,7 +47,7 @@ def program_new(request):
     status = 200
     if request.method == "POST":
         sent = form_submit(
-            form, lambda _: services.program_create(actor=request.user, **form.service_kwargs())
+            form, lambda _: services.program_create(actor=acting_user(request), **form.service_kwargs())
         )
         if sent.ok:
             program = sent.value
@@ -57,7 +58,7 @@ def program_new(request):
 
 
 @require_GET
-def program_detail(request, slug: str):
+def program_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         program = selectors.program_get(slug)
     except Program.DoesNotExist:
@@ -65,7 +66,7 @@ def program_detail(request, slug: str):
     timeline = selectors.program_timeline(program)
     phases = list(program.phases.all())
     current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
-    waves: dict[int, list] = {}
+    waves: dict[int, list[WorkloadMigration]] = {}
     for migration in program.migrations.all():
         waves.setdefault(migration.wave, []).append(migration)
     return render(
@@ -86,7 +87,7 @@ def program_detail(request, slug: str):
     )
 
 
-def _evidence_views(criterion, result) -> dict:
+def _evidence_views(criterion: Criterion, result: CriterionResult) -> dict[str, Any]:
     """The evidence of one measured criterion as the page shows it: the sentence, each side's bar with
     its interval (an absolute threshold as a line there), and the judged estimate's interval against
     a relative or improvement threshold. Older evidence without intervals still renders."""
@@ -123,7 +124,14 @@ def _evidence_views(criterion, result) -> dict:
     return views
 
 
-def gate_context(request, gate: Gate, form=None, reopen_form=None, add_form=None, edit_forms=None) -> dict:
+def gate_context(
+    request: HttpRequest,
+    gate: Gate,
+    form: DecisionForm | None = None,
+    reopen_form: ReopenForm | None = None,
+    add_form: CriterionForm | None = None,
+    edit_forms: dict[int, CriterionForm] | None = None,
+) -> dict[str, Any]:
     """Everything the gate page shows. A refused criterion form comes back bound (`add_form`, or
     `edit_forms` by criterion id) so it keeps what was typed and shows why."""
     program = gate.phase.program
@@ -197,16 +205,19 @@ def _gate_or_404(pk: int) -> Gate:
 
 
 @require_GET
-def gate_detail(request, pk: int):
+def gate_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "program/gate_detail.html", gate_context(request, _gate_or_404(pk)))
 
 
-def gate_answer(request, gate: Gate, status: int = 200, **forms_):
+def gate_answer(request: HttpRequest, gate: Gate, status: int = 200, **forms_: Any) -> HttpResponse:
     """After a gate action: htmx gets the panel; a plain POST that worked is redirected (so a reload
     does not post again), and one that was refused gets the whole page with its status."""
-    if not request.htmx and status < 400:
+    # HtmxMiddleware sets `htmx` on every request; typed HttpRequest here, as role_required's views are.
+    if not cast(HtmxHttpRequest, request).htmx and status < 400:
         return redirect("program:gate", pk=gate.pk)
-    template = "program/_gate_body.html" if request.htmx else "program/gate_detail.html"
+    template = (
+        "program/_gate_body.html" if cast(HtmxHttpRequest, request).htmx else "program/gate_detail.html"
+    )
     return render(
         request, template, gate_context(request, selectors.gate_get(gate.pk), **forms_), status=status
     )
@@ -214,13 +225,13 @@ def gate_answer(request, gate: Gate, status: int = 200, **forms_):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="decide gates")
-def gate_decide(request, pk: int):
+def gate_decide(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
     form = DecisionForm(request.POST)
     # Lost a race (409) or bad input (400): the form keeps the decision and note typed.
     sent = form_submit(
         form,
-        lambda data: services.gate_decide(gate=gate, actor=request.user, **data),
+        lambda data: services.gate_decide(gate=gate, actor=acting_user(request), **data),
         fallback_field="decision",
     )
     if sent.ok:
@@ -231,21 +242,21 @@ def gate_decide(request, pk: int):
 
 @require_POST
 @role_required(*EVALUATE_ROLES, action="evaluate gates")
-def gate_evaluate(request, pk: int):
+def gate_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
-    services.gate_evaluate(gate=gate, actor=request.user)
+    services.gate_evaluate(gate=gate, actor=acting_user(request))
     messages.info(request, "Evaluated just now.")
     return gate_answer(request, gate)
 
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="reopen gates")
-def gate_reopen(request, pk: int):
+def gate_reopen(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
     form = ReopenForm(request.POST)
     sent = form_submit(
         form,
-        lambda data: services.gate_reopen(gate=gate, actor=request.user, reason=data["reason"]),
+        lambda data: services.gate_reopen(gate=gate, actor=acting_user(request), reason=data["reason"]),
         fallback_field="reason",
     )
     if sent.ok:
@@ -256,13 +267,15 @@ def gate_reopen(request, pk: int):
 
 @require_POST
 @role_required(PROGRAM_LEADS, action="attest checklist items")
-def criterion_attest(request, pk: int):
+def criterion_attest(request: HttpRequest, pk: int) -> HttpResponse:
     criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
     try:
-        services.criterion_attest(actor=request.user, criterion=criterion, link=request.POST.get("link", ""))
+        services.criterion_attest(
+            actor=acting_user(request), criterion=criterion, link=request.POST.get("link", "")
+        )
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return gate_answer(request, criterion.gate, exc.status)
-    services.gate_evaluate(gate=criterion.gate, actor=request.user)
+    services.gate_evaluate(gate=criterion.gate, actor=acting_user(request))
     messages.success(request, f"Attested: {criterion.name}.")
     return gate_answer(request, criterion.gate)

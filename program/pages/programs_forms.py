@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from metrics.models import MetricDefinition, System, Workload
@@ -50,7 +52,7 @@ class ProgramForm(forms.Form):
     SLOT_PREFIX = "slot_"
     UNBOUND = ("", "— leave unbound —")
 
-    def __init__(self, *args, template: str = "rebuild-14m", **kwargs):
+    def __init__(self, *args: Any, template: str = "rebuild-14m", **kwargs: Any) -> None:
         """One picker per slot of `template`: active metrics or workloads, the suggested key chosen
         when the registry has it. Two queries whatever the number of slots."""
         super().__init__(*args, **kwargs)
@@ -73,13 +75,13 @@ class ProgramForm(forms.Form):
                 help_text=f"{slot.description} Suggested: {suggestion}.",
             )
 
-    def slot_fields(self):
+    def slot_fields(self) -> list[forms.BoundField]:
         return [self[self.SLOT_PREFIX + slot.name] for slot in self.slots]
 
-    def plan_fields(self):
+    def plan_fields(self) -> list[forms.BoundField]:
         return [field for field in self if not field.name.startswith(self.SLOT_PREFIX)]
 
-    def service_kwargs(self) -> dict:
+    def service_kwargs(self) -> dict[str, Any]:
         """program_create's arguments; every slot is named, "leave unbound" as None."""
         values = {k: v for k, v in self.cleaned_data.items() if not k.startswith(self.SLOT_PREFIX)}
         values["bindings"] = {

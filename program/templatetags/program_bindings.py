@@ -3,17 +3,20 @@ page view does not change to show it (program/pages/bindings.py takes its form's
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
 from core.roles import PROGRAM_LEADS, has_role
 from metrics.models import MetricDefinition, Workload
+from program.models import Program
 from program.selectors.bindings import program_bindings
 
 register = template.Library()
 
 
 @register.inclusion_tag("program/_bindings.html", takes_context=True)
-def bindings_panel(context, program):
+def bindings_panel(context: template.Context, program: Program) -> dict[str, Any]:
     """Slots with what they are bound to; for leads, a picker per slot (active metrics / workloads).
     Four queries whatever the number of slots and criteria."""
     request = context["request"]

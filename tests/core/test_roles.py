@@ -1,8 +1,9 @@
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
+from django.test import RequestFactory
 
-from core.roles import PROGRAM_LEADS, ROLE_GROUPS, has_role, require_role
+from core.roles import PROGRAM_LEADS, ROLE_GROUPS, acting_user, has_role, require_role
 
 
 @pytest.mark.django_db
@@ -16,3 +17,12 @@ def test_require_role_refuses_outsiders_with_a_message(lead, viewer):
     assert has_role(lead, PROGRAM_LEADS)
     with pytest.raises(PermissionDenied, match="Only a program lead may decide gates"):
         require_role(viewer, PROGRAM_LEADS, "decide gates")
+
+
+def test_acting_user_is_the_signed_in_user_and_refuses_the_anonymous(viewer):
+    request = RequestFactory().get("/")
+    request.user = viewer
+    assert acting_user(request) is viewer
+    request.user = AnonymousUser()
+    with pytest.raises(PermissionDenied):
+        acting_user(request)

@@ -3,7 +3,7 @@ and each form's success and refusal."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
@@ -210,7 +210,7 @@ def test_lead_backfills_on_the_page(client, lead, program):
     poc = Phase.objects.get(kind="poc")
     future = client.post(
         f"/programs/phases/{poc.pk}/actual-dates/",
-        {"actual_start": (date.today() + timedelta(days=3)).isoformat(), "reason": "x"},
+        {"actual_start": (datetime.now(UTC).date() + timedelta(days=3)).isoformat(), "reason": "x"},
     )
     assert future.status_code == 400 and "must not be in the future" in future.content.decode()
     done = client.post(

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.inbox import NotificationOutput
 from core.api.permissions import RoleRequired
 from core.models import NotificationReceipt
+from core.roles import acting_user
+from freeze.models import FreezeException
+from program.models import Gate
 from work.selectors import Section, my_work
 
 
-class GateItemOutput(serializers.Serializer):
+class GateItemOutput(serializers.Serializer[Gate]):
     id = serializers.IntegerField()
     name = serializers.CharField()
     status = serializers.CharField()
@@ -24,11 +30,11 @@ class GateItemOutput(serializers.Serializer):
     phase = serializers.CharField(source="phase.name")
     link = serializers.SerializerMethodField()
 
-    def get_link(self, gate) -> str:
+    def get_link(self, gate: Gate) -> str:
         return reverse("program:gate", args=[gate.pk])
 
 
-class ExceptionItemOutput(serializers.Serializer):
+class ExceptionItemOutput(serializers.Serializer[FreezeException]):
     id = serializers.IntegerField()
     title = serializers.CharField()
     status = serializers.CharField(source="effective_status")
@@ -40,12 +46,14 @@ class ExceptionItemOutput(serializers.Serializer):
     required_approvals = serializers.IntegerField()
     link = serializers.SerializerMethodField()
 
-    def get_link(self, exception) -> str:
+    def get_link(self, exception: FreezeException) -> str:
         return reverse("freeze:exception", args=[exception.pk])
 
 
-def _section(item_serializer):
-    class SectionOutput(serializers.Serializer):
+def _section(
+    item_serializer: type[serializers.Serializer[Any]],
+) -> type[serializers.Serializer[dict[str, Any]]]:
+    class SectionOutput(serializers.Serializer[dict[str, Any]]):
         items = item_serializer(many=True)
         more = serializers.BooleanField(help_text="More than these wait; the page or list shows them all.")
 
@@ -59,7 +67,7 @@ ExceptionSection = _section(ExceptionItemOutput)
 NotificationSection = _section(NotificationOutput)
 
 
-class MyWorkOutput(serializers.Serializer):
+class MyWorkOutput(serializers.Serializer[dict[str, Any]]):
     ready_gates = GateSection(help_text="Ready gates a program lead may decide, their own first.")
     exceptions_awaiting = ExceptionSection(help_text="Submitted exceptions I may approve.")
     my_exceptions = ExceptionSection(help_text="My open exceptions.")
@@ -68,7 +76,7 @@ class MyWorkOutput(serializers.Serializer):
     unread_notifications = serializers.IntegerField()
 
 
-def _data(section: Section) -> dict:
+def _data(section: Section[Any]) -> dict[str, Any]:
     return {"items": section.items, "more": section.more}
 
 
@@ -77,9 +85,9 @@ class MyWorkView(APIView):
     permission_classes = [RoleRequired]
 
     @extend_schema(summary="What waits for me (the home page's lists)", responses=MyWorkOutput)
-    def get(self, request):
-        work = my_work(request.user)
-        unread = NotificationReceipt.objects.filter(user=request.user, read_at__isnull=True).count()
+    def get(self, request: Request) -> Response:
+        work = my_work(acting_user(request))  # RoleRequired: signed in
+        unread = NotificationReceipt.objects.filter(user=acting_user(request), read_at__isnull=True).count()
         data = {
             "ready_gates": _data(work.ready_gates),
             "exceptions_awaiting": _data(work.awaiting),

@@ -3,18 +3,20 @@ worker and beat are alive (core.heartbeat)."""
 
 from __future__ import annotations
 
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from core.heartbeat import heartbeat_status
-from core.roles import PROGRAM_LEADS, has_role
+from core.roles import PROGRAM_LEADS, acting_user, has_role
 from work.selectors import my_work
 
 
 @require_GET
-def home(request):
+def home(request: HttpRequest) -> HttpResponse:
+    # Pages are for signed-in users only (PageLoginRequiredMiddleware).
     context = {
-        "work": my_work(request.user),
+        "work": my_work(acting_user(request)),
         "may_decide_gates": has_role(request.user, PROGRAM_LEADS),
         "background": heartbeat_status(),
     }

@@ -8,8 +8,10 @@ app's own answer to "which exceptions may this user approve and has not yet".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from django.db.models import Case, IntegerField, Value, When
+from django.contrib.auth.models import User
+from django.db.models import Case, IntegerField, Model, QuerySet, Value, When
 from django.utils import timezone
 
 from core.models import NotificationReceipt
@@ -21,23 +23,25 @@ from program.models import Gate, Program
 # Each list shows this many rows; one more is fetched to know whether to link to the full list.
 SHOWN = 8
 
+_Row = TypeVar("_Row", bound=Model)
+
 
 @dataclass(frozen=True)
-class Section:
-    items: list
+class Section(Generic[_Row]):
+    items: list[_Row]
     more: bool
 
 
-def _section(queryset) -> Section:
+def _section(queryset: QuerySet[_Row]) -> Section[_Row]:
     rows = list(queryset[: SHOWN + 1])
     return Section(rows[:SHOWN], len(rows) > SHOWN)
 
 
-def _gates():
+def _gates() -> QuerySet[Gate]:
     return Gate.objects.select_related("phase__program").filter(phase__program__status=Program.Status.ACTIVE)
 
 
-def gates_ready_for(user) -> Section:
+def gates_ready_for(user: User) -> Section[Gate]:
     """Ready gates a program lead may decide: every active program's, the ones they lead first.
     Anyone else decides none (gate_decide requires the program-leads role)."""
     if not has_role(user, PROGRAM_LEADS):
@@ -53,7 +57,7 @@ def gates_ready_for(user) -> Section:
     )
 
 
-def stale_gates_for(user) -> Section:
+def stale_gates_for(user: User) -> Section[Gate]:
     """Undecided gates pinning a superseded metric version, in the active programs the user leads."""
     return _section(
         _gates()
@@ -62,11 +66,11 @@ def stale_gates_for(user) -> Section:
     )
 
 
-def exceptions_awaiting_for(user) -> Section:
+def exceptions_awaiting_for(user: User) -> Section[FreezeException]:
     return _section(exceptions_awaiting(user).order_by("change_starts_at", "pk"))
 
 
-def exceptions_requested_by(user) -> Section:
+def exceptions_requested_by(user: User) -> Section[FreezeException]:
     """The user's own exceptions still in play (draft, submitted, approved, window not ended), newest first."""
     return _section(
         exceptions_list().filter(
@@ -75,7 +79,7 @@ def exceptions_requested_by(user) -> Section:
     )
 
 
-def latest_notifications(user) -> Section:
+def latest_notifications(user: User) -> Section[NotificationReceipt]:
     return _section(
         NotificationReceipt.objects.filter(user=user)
         .select_related("notification")
@@ -85,14 +89,14 @@ def latest_notifications(user) -> Section:
 
 @dataclass(frozen=True)
 class MyWork:
-    ready_gates: Section
-    awaiting: Section
-    my_exceptions: Section
-    stale_gates: Section
-    notifications: Section
+    ready_gates: Section[Gate]
+    awaiting: Section[FreezeException]
+    my_exceptions: Section[FreezeException]
+    stale_gates: Section[Gate]
+    notifications: Section[NotificationReceipt]
 
 
-def my_work(user) -> MyWork:
+def my_work(user: User) -> MyWork:
     return MyWork(
         ready_gates=gates_ready_for(user),
         awaiting=exceptions_awaiting_for(user),

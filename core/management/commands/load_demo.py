@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -17,7 +18,7 @@ APP_DEMOS = ("metrics.demo", "program.demo", "freeze.demo", "incidents.demo")
 class Command(BaseCommand):
     help = "Load the realistic demo program and one user per role (safe to run repeatedly)."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
             users = demo_users_load()
         for module_name in APP_DEMOS:

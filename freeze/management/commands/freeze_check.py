@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from core.errors import ApplicationError
@@ -46,14 +47,14 @@ def describe(check: FreezeCheck) -> list[str]:
 
 class Command(BaseCommand):
     help = "Ask whether a component may change now (exit 0 allowed, 1 blocked, 2 bad input)."
-    requires_system_checks: list = []
+    requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("component")
         parser.add_argument("--at", help="ISO 8601 moment with timezone (default: now)")
         parser.add_argument("--program", help="Count only this program's windows (slug; default: all)")
 
-    def handle(self, *args, component: str, at: str | None, program: str | None, **options):
+    def handle(self, *args: Any, component: str, at: str | None, program: str | None, **options: Any) -> None:
         moment = None
         if at:
             moment = parse_datetime(at)

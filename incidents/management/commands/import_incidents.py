@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.errors import ApplicationError
 from incidents.importing import incidents_import
@@ -15,11 +16,11 @@ from incidents.importing import incidents_import
 class Command(BaseCommand):
     help = "Import incidents from a CSV (the fields of POST /api/v1/incidents/); every row or none."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--user", required=True, help="Who files them (a framework engineer or a lead).")
 
-    def handle(self, *args, file: Path, user: str, **options):
+    def handle(self, *args: Any, file: Path, user: str, **options: Any) -> None:
         reporter = get_user_model().objects.filter(username=user).first()
         if reporter is None:
             raise CommandError(f"No user '{user}'.")

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -26,6 +27,18 @@ from core.api.parsers import shown
 from core.errors import ApplicationError
 from metrics.models import MetricDefinition
 from metrics.units import UnitError, unit_parse
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.metrics.v1.metrics_pb2 import (
+        ExponentialHistogramDataPoint,
+        HistogramDataPoint,
+        Metric,
+        NumberDataPoint,
+    )
+
+# The points of the kinds that carry a value (a gauge's or a sum's, a histogram's mean).
+DataPoint: TypeAlias = "NumberDataPoint | HistogramDataPoint | ExponentialHistogramDataPoint"
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -60,7 +73,9 @@ def media_type(content_type: str) -> str:
     return (content_type or "").split(";")[0].strip().lower()
 
 
-def request_decode(body: bytes, content_type: str, content_encoding: str, limit: int):
+def request_decode(
+    body: bytes, content_type: str, content_encoding: str, limit: int
+) -> ExportMetricsServiceRequest:
     """The ExportMetricsServiceRequest in the body: 415 for another type, 400 when it cannot be read."""
     kind = media_type(content_type)
     if kind not in (PROTOBUF, JSON):
@@ -166,8 +181,8 @@ def pint_unit(ucum: str) -> str | None:
     return text.replace("%", "percent")
 
 
-def _annotation(match: re.Match) -> str:
-    name = match.group(1).strip()
+def _annotation(match: re.Match[str]) -> str:
+    name: str = match.group(1).strip()
     try:
         unit_parse(name)
     except UnitError:
@@ -175,7 +190,7 @@ def _annotation(match: re.Match) -> str:
     return name
 
 
-def _any_value(value) -> Any:
+def _any_value(value: AnyValue) -> Any:
     kind = value.WhichOneof("value")
     if kind == "array_value":
         return [_any_value(item) for item in value.array_value.values]
@@ -186,7 +201,7 @@ def _any_value(value) -> Any:
     return getattr(value, kind) if kind else None
 
 
-def _attributes(items) -> dict[str, Any]:
+def _attributes(items: Iterable[KeyValue]) -> dict[str, Any]:
     return {item.key: _any_value(item.value) for item in items}
 
 
@@ -195,7 +210,9 @@ def _time(nanos: int) -> datetime:
     return datetime.fromtimestamp(nanos // 10**9, tz=UTC).replace(microsecond=nanos % 10**9 // 1000)
 
 
-def points_from_request(request, names: dict[str, str]) -> tuple[list[Point], list[Rejected]]:
+def points_from_request(
+    request: ExportMetricsServiceRequest, names: dict[str, str]
+) -> tuple[list[Point], list[Rejected]]:
     """Every data point of the request as an ingest row, or rejected with a reason."""
     points: list[Point] = []
     rejected: list[Rejected] = []
@@ -207,7 +224,13 @@ def points_from_request(request, names: dict[str, str]) -> tuple[list[Point], li
     return points, rejected
 
 
-def _metric_points(metric, resource: dict, names: dict, points: list, rejected: list) -> None:
+def _metric_points(
+    metric: Metric,
+    resource: dict[str, Any],
+    names: dict[str, str],
+    points: list[Point],
+    rejected: list[Rejected],
+) -> None:
     kind = metric.WhichOneof("data")
     label = f"metric '{shown(metric.name)}'"
     if kind is None:
@@ -241,18 +264,21 @@ def _metric_points(metric, resource: dict, names: dict, points: list, rejected: 
             points.append(Point(label, row))
 
 
-def _point_value(point, kind: str) -> float | str:
+def _point_value(point: DataPoint, kind: str) -> float | str:
+    # `kind` says which type the point is: a gauge's or a sum's point is a NumberDataPoint.
     if kind in ("gauge", "sum"):
-        which = point.WhichOneof("value")
+        which = cast("NumberDataPoint", point).WhichOneof("value")
         return getattr(point, which) if which else "the point has no value."
     if not point.count:
         return "the histogram point has a count of 0, so it has no mean."
-    if not point.HasField("sum"):
+    if not cast("HistogramDataPoint | ExponentialHistogramDataPoint", point).HasField("sum"):
         return "the histogram point has no sum, so it has no mean."
     return point.sum / point.count
 
 
-def _row(key: str, unit: str, point, resource: dict, value: float) -> dict[str, Any] | str:
+def _row(
+    key: str, unit: str, point: DataPoint, resource: dict[str, Any], value: float
+) -> dict[str, Any] | str:
     attributes = _attributes(point.attributes)
 
     def attribute(name: str) -> Any:  # the point's own attribute is the more specific one

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from core.errors import ApplicationError
@@ -22,14 +23,14 @@ CONTENT_TYPES = {
 class Command(BaseCommand):
     help = 'Import observations from a .json ({"observations": [...]}), .ndjson or .csv file.'
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument(
             "--user", default="ingest", help="Username recorded as the submitter (default: ingest)."
         )
         parser.add_argument("--batch-size", type=int, default=10_000)
 
-    def handle(self, *args, file: Path, user: str, batch_size: int, **options):
+    def handle(self, *args: Any, file: Path, user: str, batch_size: int, **options: Any) -> None:
         if not file.exists():
             raise CommandError(f"{file} does not exist.")
         content_type = CONTENT_TYPES.get(file.suffix.lower())

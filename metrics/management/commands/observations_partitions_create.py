@@ -4,8 +4,9 @@ partitions for past months before loading their history (rows of a month without
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metrics.partitions import MONTHS_AHEAD, observations_partitions_create
 
@@ -20,11 +21,11 @@ def month(text: str) -> datetime:
 class Command(BaseCommand):
     help = "Create the observation table's monthly partitions: this month, the next ones, and past ones on request."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--since", type=month, help="Also every month from this one (YYYY-MM).")
         parser.add_argument("--ahead", type=int, default=MONTHS_AHEAD, help="Months ahead (default: 3).")
 
-    def handle(self, *args, since: datetime | None, ahead: int, **options):
+    def handle(self, *args: Any, since: datetime | None, ahead: int, **options: Any) -> None:
         if ahead < 0:
             raise CommandError("--ahead: give 0 or more months.")
         created = observations_partitions_create(since=since, months_ahead=ahead)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metrics.services.pull import pull_sources_run_enabled
 
@@ -22,11 +23,11 @@ def _since(text: str) -> datetime:
 class Command(BaseCommand):
     help = "Pull every enabled Prometheus pull source now; --since backfills from that time."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--since", help="ISO 8601 time to pull from (default: each source's last pull).")
         parser.add_argument("--metric", help="Only the sources of this metric key.")
 
-    def handle(self, *args, since=None, metric=None, **options):
+    def handle(self, *args: Any, since: str | None = None, metric: str | None = None, **options: Any) -> None:
         results = pull_sources_run_enabled(metric=metric, since=_since(since) if since else None)
         if not results:
             self.stdout.write("No enabled pull sources" + (f" for metric '{metric}'." if metric else "."))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metrics.models import MetricDefinition
 from metrics.rollups.maintain import rollups_rebuild
@@ -11,11 +13,11 @@ from metrics.rollups.maintain import rollups_rebuild
 class Command(BaseCommand):
     help = "Recompute the per-day rollups (metrics.rollups) of every metric, or of one, from a day on."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--metric", help="A metric key (all its versions); default: every metric.")
         parser.add_argument("--since", help="First UTC day to recompute, YYYY-MM-DD; default: the first.")
 
-    def handle(self, *args, metric=None, since=None, **options):
+    def handle(self, *args: Any, metric: str | None = None, since: str | None = None, **options: Any) -> None:
         from datetime import date
 
         definition_ids = None
