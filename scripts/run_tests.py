@@ -2,10 +2,8 @@
 
 Without CELERY_BROKER_URL an embedded Redis (embedded_redis.py) is started on a free port for the run's
 duration and stopped at the end, as `make run` does: the real-worker and shared-cache tests then run
-instead of skipping. It runs in one process: on these 2-core machines two pytest-xdist workers made the
-suite slower, not faster (README, "Development": PostgreSQL, Chromium and the live servers share the
-same two cores). On a larger machine: `make test PYTEST_ARGS="-n auto"` (a test database and a Redis
-database per worker; tests handed out in pytest-django's order, so each worker's flushes come last).
+instead of skipping. The suite runs on every core (pytest-xdist, `-n auto`, a test database per worker,
+tests handed out one by one) unless the arguments choose (`-n 0` runs it in one process).
 DATABASE_URL must be set (the Makefile does it). Arguments go to pytest.
 """
 
@@ -24,6 +22,14 @@ from embedded_redis import redis_start, redis_stop
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def parallel_unless_chosen(args: list[str]) -> list[str]:
+    """`-n auto` first, unless the caller said how to run (-n, --numprocesses, no:xdist). Tests go to
+    the workers one by one in pytest-django's order, so each worker runs its transactional tests (whose
+    flush empties the tables, migrations' rows included) after the others, as one process would."""
+    chosen = any(a.startswith(("-n", "--numprocesses", "--dist")) or a == "no:xdist" for a in args)
+    return args if chosen else ["-n", "auto", "--dist", "load", *args]
+
+
 def main() -> int:
     if not os.environ.get("DATABASE_URL"):
         sys.exit("Set DATABASE_URL (make test starts the embedded PostgreSQL and sets it).")
@@ -38,7 +44,7 @@ def main() -> int:
     # Ctrl-C reaches pytest directly (same process group); we only wait for it, then stop the Redis.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        command = [sys.executable, "-m", "pytest", *sys.argv[1:]]
+        command = [sys.executable, "-m", "pytest", *parallel_unless_chosen(sys.argv[1:])]
         return subprocess.run(command, cwd=ROOT, env=env).returncode
     finally:
         if redis_process is not None:
