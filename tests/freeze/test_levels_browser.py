@@ -4,6 +4,7 @@ reads as one table at desktop width and at 390 px."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from freeze.models import FreezeEntry, FreezeWindow
 from tests.browser import screenshot, sign_in
@@ -25,7 +26,8 @@ def test_lead_changes_one_level_and_the_others_stay_default(page, demo):
     sign_in(page, "lead")
     page.goto(f"/freeze/windows/{window.pk}/")
     page.click("text=Edit levels")
-    assert page.title() == f"Edit levels · {CUTOVER} · Rebuild Tracker"
+    # The click starts a navigation; wait for the new page rather than read the old one's title.
+    expect(page).to_have_title(f"Edit levels · {CUTOVER} · Rebuild Tracker")
     page.select_option("select[name=dataloader]", "frozen")
     page.fill("input[name=reason]", "loader rewrite lands after the wave")
     screenshot(page, "levels-edit")
