@@ -11,6 +11,8 @@ from django.core.exceptions import PermissionDenied
 PROGRAM_LEADS = "program-leads"
 FRAMEWORK_ENGINEERS = "framework-engineers"
 METRIC_OWNERS = "metric-owners"
+# May act on every program and manage memberships (issue 25); a program's own leads are its members.
+PLATFORM_ADMINS = "platform-admins"
 
 # The attribute of a user object that keeps its group names once fetched.
 _GROUP_NAMES_CACHE = "_group_names_cache"
@@ -20,6 +22,7 @@ ROLE_LABELS = {
     PROGRAM_LEADS: "program lead",
     FRAMEWORK_ENGINEERS: "framework engineer",
     METRIC_OWNERS: "metric owner",
+    PLATFORM_ADMINS: "platform admin",
 }
 
 
