@@ -11,7 +11,7 @@ from core.admin_base import ReadOnlyAdmin, ServiceSaveAdmin, changed_values, run
 from core.roles import acting_user
 from metrics import services
 from metrics.models import IngestBatch, MetricDefinition, System, Workload
-from metrics.services.definitions import EDITABLE_FIELDS
+from metrics.services.definitions import EDITABLE_FIELDS, DefinitionFields
 
 if TYPE_CHECKING:
     # ModelAdmin is generic in django-stubs only: at run time it cannot be subscripted.
@@ -89,7 +89,7 @@ class MetricDefinitionAdmin(ServiceSaveAdmin):
         return services.definition_update(
             actor=acting_user(request),
             definition=form.instance,
-            changes=changed_values(form, EDITABLE_FIELDS),
+            changes=cast(DefinitionFields, changed_values(form, EDITABLE_FIELDS)),
         )
 
     @admin.action(description="Activate the selected drafts (deprecates their previous version)")

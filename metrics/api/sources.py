@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
@@ -18,7 +18,12 @@ from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from metrics.api import WRITE_RULES
 from metrics.models import MetricDefinition, PullSource, System
-from metrics.services.pull_sources import pull_source_create, pull_source_delete, pull_source_update
+from metrics.services.pull_sources import (
+    PullSourceFields,
+    pull_source_create,
+    pull_source_delete,
+    pull_source_update,
+)
 
 
 class PullSourceOutput(serializers.ModelSerializer[PullSource]):
@@ -118,7 +123,8 @@ class PullSourceList(APIView):
         values = dict(data.validated_data)
         values["definition"] = _definition(values.pop("metric"))
         values["system"] = _system(values["system"])
-        source = pull_source_create(actor=acting_user(request), data=values)
+        # The input serializer's fields are PullSourceFields' keys, with the two keys resolved above.
+        source = pull_source_create(actor=acting_user(request), data=cast(PullSourceFields, values))
         return Response(PullSourceOutput(_listed().get(pk=source.pk)).data, status=status.HTTP_201_CREATED)
 
 
@@ -136,7 +142,8 @@ class PullSourceDetail(APIView):
         source = get_object_or_404(PullSource, pk=id)
         data = PullSourceInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        pull_source_update(actor=acting_user(request), source=source, changes=dict(data.validated_data))
+        changes = cast(PullSourceFields, dict(data.validated_data))  # the serializer's fields are its keys
+        pull_source_update(actor=acting_user(request), source=source, changes=changes)
         return Response(PullSourceOutput(_listed().get(pk=source.pk)).data)
 
     @extend_schema(responses={204: None})

@@ -26,6 +26,7 @@ from metrics.boundary import definition_changes
 from metrics.dependents import stale_on_supersede
 from metrics.models import MetricDefinition
 from metrics.pages.definitions_forms import DefinitionFieldsForm, RegisterForm, initial_from, team_of
+from metrics.services.definitions import DefinitionFields
 
 Status = MetricDefinition.Status
 
@@ -75,13 +76,13 @@ def definition_register_page(request: HttpRequest) -> HttpResponse:
     return render(request, "metrics/definition_register.html", {"form": form}, status=status)
 
 
-def _digest(latest: MetricDefinition, changes: dict[str, Any]) -> str:
+def _digest(latest: MetricDefinition, changes: DefinitionFields) -> str:
     """What was previewed: confirming is accepted only for exactly these values on this version."""
     text = json.dumps([latest.ref, changes], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _dry_run(actor: User, key: str, changes: dict[str, Any]) -> MetricDefinition:
+def _dry_run(actor: User, key: str, changes: DefinitionFields) -> MetricDefinition:
     """The version the service would create, with every one of its checks, written nowhere."""
     with transaction.atomic():
         new = services.definition_version_create(actor=actor, key=key, changes=changes)

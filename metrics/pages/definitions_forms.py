@@ -6,14 +6,14 @@ metrics.services.definitions, whose refusals are put on the field they name (cor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
 from core.roles import ROLE_GROUPS
 from metrics.models import Direction, MetricDefinition, Phase, Sampling, Statistic
-from metrics.services.definitions import EDITABLE_FIELDS
+from metrics.services.definitions import EDITABLE_FIELDS, DefinitionFields
 from metrics.units import UnitError, unit_dimension
 
 # The service's editable fields, in its order; `expected_interval` is edited through the API and admin only.
@@ -61,9 +61,9 @@ class DefinitionFieldsForm(forms.Form):
             raise forms.ValidationError(str(exc)) from exc
         return unit
 
-    def definition_data(self) -> dict[str, Any]:
-        """The cleaned fields as the service takes them."""
-        return {field: self.cleaned_data[field] for field in FIELD_ORDER}
+    def definition_data(self) -> DefinitionFields:
+        """The cleaned fields as the service takes them (the form's fields are the TypedDict's keys)."""
+        return cast(DefinitionFields, {field: self.cleaned_data[field] for field in FIELD_ORDER})
 
 
 class RegisterForm(DefinitionFieldsForm):
@@ -79,8 +79,8 @@ class RegisterForm(DefinitionFieldsForm):
             "min_value"
         ].help_text = "Lowest value ingest accepts. Blank: 0 for durations, counts and rates, otherwise none."
 
-    def definition_data(self) -> dict[str, Any]:
-        data = {"key": self.cleaned_data["key"], **super().definition_data()}
+    def definition_data(self) -> DefinitionFields:
+        data: DefinitionFields = {"key": self.cleaned_data["key"], **super().definition_data()}
         if data["min_value"] is None:
             del data["min_value"]  # the service's default: 0 where a value cannot be negative
         return data

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from datetime import timedelta
+from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -14,6 +15,7 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, require_role
+from core.services.model_update import model_update
 from core.transitions import require_state
 from metrics import signals
 from metrics.boundary import boundary_key, definition_changes
@@ -37,6 +39,30 @@ EDITABLE_FIELDS = (
     "expected_interval",  # how often values should arrive: the feeds page judges staleness by it
     "otel_name",
 )
+
+
+class DefinitionFields(TypedDict, total=False):
+    """The fields a metric owner sets on a definition (EDITABLE_FIELDS), as the API's serializers and
+    the pages' forms clean them; registering also needs `key`."""
+
+    key: str
+    name: str
+    description: str
+    unit: str
+    direction: str
+    statistic: str
+    sampling: str
+    start_event: str
+    end_event: str
+    includes: list[str]
+    excludes: list[str]
+    owner_team: str
+    min_value: float | None
+    max_value: float | None
+    expected_interval: timedelta | None
+    otel_name: str
+
+
 Status = MetricDefinition.Status
 # Allowed-from table of a definition version. Wording and ownership stay editable in every state (the
 # meaning-bearing fields only on a draft); activating a draft also deprecates the version it replaces.
@@ -130,7 +156,7 @@ def _refuse_duplicate_boundary(definition: MetricDefinition) -> None:
 
 
 @transaction.atomic
-def definition_register(*, actor: User, data: dict[str, Any]) -> MetricDefinition:
+def definition_register(*, actor: User, data: DefinitionFields) -> MetricDefinition:
     """Version 1 of a new metric, as a draft. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "register metric definitions")
     key = data["key"]
@@ -142,9 +168,8 @@ def definition_register(*, actor: User, data: dict[str, Any]) -> MetricDefinitio
         raise ApplicationError(
             f"Metric '{key}' exists already; add a version instead.", field="key", extra={"existing": key}
         )
-    definition = MetricDefinition(
-        key=key, version=1, created_by=actor, **{f: data[f] for f in EDITABLE_FIELDS if f in data}
-    )
+    definition = MetricDefinition(key=key, version=1, created_by=actor)
+    model_update(instance=definition, fields=EDITABLE_FIELDS, data=data, save=False)
     if "min_value" not in data:
         definition.min_value = _default_min_value(definition.unit)
     _validate(definition)
@@ -155,7 +180,7 @@ def definition_register(*, actor: User, data: dict[str, Any]) -> MetricDefinitio
 
 
 @transaction.atomic
-def definition_version_create(*, actor: User, key: str, changes: dict[str, Any]) -> MetricDefinition:
+def definition_version_create(*, actor: User, key: str, changes: DefinitionFields) -> MetricDefinition:
     """Version n+1 as a draft: the latest version with `changes` applied. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "create metric versions")
     latest = MetricDefinition.objects.select_for_update().filter(key=key).order_by("-version").first()
@@ -183,7 +208,7 @@ def definition_version_create(*, actor: User, key: str, changes: dict[str, Any])
 
 @transaction.atomic
 def definition_update(
-    *, actor: User, definition: MetricDefinition, changes: dict[str, Any]
+    *, actor: User, definition: MetricDefinition, changes: DefinitionFields
 ) -> MetricDefinition:
     """Edit in place: anything on a draft; only wording and ownership once active or deprecated. The
     actor must be a metric owner."""
@@ -191,9 +216,7 @@ def definition_update(
     definition = MetricDefinition.objects.select_for_update().get(pk=definition.pk)
     _require(definition, "edit")
     before = MetricDefinition(**{f: getattr(definition, f) for f in EDITABLE_FIELDS})
-    for field, value in changes.items():
-        if field in EDITABLE_FIELDS:
-            setattr(definition, field, value)
+    model_update(instance=definition, fields=EDITABLE_FIELDS, data=changes, save=False)
     # Stored values were accepted in this meaning: a draft holding shadow data is as fixed as an
     # active version.
     if definition.status != Status.DRAFT or Observation.objects.filter(definition=definition).exists():

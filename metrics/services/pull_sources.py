@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from django.contrib.auth.models import User
@@ -12,12 +12,27 @@ from django.db import transaction
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, require_role
-from metrics.models import PullSource, Workload
+from core.services.model_update import model_update
+from metrics.models import MetricDefinition, PullSource, System, Workload
 from metrics.units import UnitError, unit_factor
 
 PLACEHOLDERS = frozenset({"workload", "system"})
 MAX_STEP_SECONDS = 86_400
 FIELDS = ("definition", "system", "base_url", "query", "unit", "step_seconds", "enabled")
+
+
+class PullSourceFields(TypedDict, total=False):
+    """A source's fields as the API cleans them: `definition` and `system` resolved from their keys
+    (set at creation only), `workloads` as keys."""
+
+    definition: MetricDefinition
+    system: System
+    base_url: str
+    query: str
+    unit: str
+    step_seconds: int
+    enabled: bool
+    workloads: list[str]
 
 
 def query_check(query: str) -> None:
@@ -44,7 +59,7 @@ def query_check(query: str) -> None:
         )
 
 
-def _check(values: dict[str, Any]) -> None:
+def _check(values: PullSourceFields) -> None:
     parts = urlsplit(values.get("base_url") or "")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ApplicationError(
@@ -78,10 +93,11 @@ def _workloads(keys: list[str] | None) -> list[Workload]:
     return [found[k] for k in dict.fromkeys(keys)]
 
 
-def pull_source_create(*, actor: User, data: dict[str, Any]) -> PullSource:
+def pull_source_create(*, actor: User, data: PullSourceFields) -> PullSource:
     """A Prometheus source of a metric's values on one system. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
-    values = {name: data[name] for name in FIELDS if name in data}
+    values = data.copy()
+    values.pop("workloads", None)  # not a column: set below
     values.setdefault("step_seconds", 60)
     _check(values)
     workloads = _workloads(data.get("workloads"))
@@ -100,24 +116,28 @@ def pull_source_create(*, actor: User, data: dict[str, Any]) -> PullSource:
     return source
 
 
-def pull_source_update(*, actor: User, source: PullSource, changes: dict[str, Any]) -> PullSource:
+def pull_source_update(*, actor: User, source: PullSource, changes: PullSourceFields) -> PullSource:
     """Change a source's fields, checked as on creation. The actor must be a metric owner."""
     require_role(actor, METRIC_OWNERS, "manage Prometheus pull sources")
     with transaction.atomic():
         source = PullSource.objects.select_for_update().get(pk=source.pk)
-        values = {name: getattr(source, name) for name in FIELDS}
-        values.update(
-            {
-                name: changes[name]
-                for name in FIELDS
-                if name in changes and name not in ("definition", "system")
-            }
-        )
+        values: PullSourceFields = {
+            "definition": source.definition,
+            "system": source.system,
+            "base_url": source.base_url,
+            "query": source.query,
+            "unit": source.unit,
+            "step_seconds": source.step_seconds,
+            "enabled": source.enabled,
+        }
+        edits = changes.copy()
+        edits.pop("definition", None)  # a source is of one metric on one system: those stay
+        edits.pop("system", None)
+        edits.pop("workloads", None)  # not a column: set below
+        values.update(edits)
         _check(values)
         workloads = _workloads(changes["workloads"]) if "workloads" in changes else None
-        changed = sorted(name for name in values if values[name] != getattr(source, name))
-        for name in changed:
-            setattr(source, name, values[name])
+        changed = sorted(model_update(instance=source, fields=FIELDS, data=values, save=False))
         if "enabled" in changed and source.enabled:
             source.consecutive_failures = 0  # re-enabled: a fresh start
         source.save()
