@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -40,13 +41,13 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """Right above the closing line: how many tests each missing package skipped, and how to install it;
     and any skip that is not for a missing package, which the suite should not have."""
-    missing: dict[str, int] = {}
+    missing: Counter[str] = Counter()
     other: list[str] = []
     for report in terminalreporter.stats.get("skipped", []):
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
         reason = reason.removeprefix("Skipped: ")
         if reason.startswith(MISSING):
-            missing[reason.removeprefix(MISSING)] = missing.get(reason.removeprefix(MISSING), 0) + 1
+            missing[reason.removeprefix(MISSING)] += 1
         else:
             other.append(f"{report.nodeid}: {reason}")
     if missing:
