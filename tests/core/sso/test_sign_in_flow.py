@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from core.models import Transition
 from core.roles import FRAMEWORK_ENGINEERS, PLATFORM_ADMINS, PROGRAM_LEADS, group_names
 from core.sso import errors
+from core.sso.provider import discovery_forget
 from core.sso.services import GROUPS_SYNCED
 from tests.conftest import make_user
 from tests.core.sso.conftest import PROVIDER_NAME, query_of, says, sign_in, through_provider
@@ -126,19 +128,16 @@ def test_a_username_this_site_cannot_use_is_refused(client, sso):
     assert not User.objects.filter(username__startswith="hal").exists()
 
 
-def _answer_for_another_browser(client, sso, login: str) -> str:
-    """A callback URL the provider issued for a sign-in that `client` did not start."""
-    from django.test import Client
-
-    other = Client()
-    start = other.get("/oidc/authenticate/")
+def _answer_for_another_browser(sso, login: str) -> str:
+    """A callback URL the provider issued for a sign-in another browser started."""
+    start = Client().get("/oidc/authenticate/")
     return through_provider(sso, start["Location"], login)
 
 
 def test_a_state_this_browser_did_not_start_is_refused_with_a_clear_page(client, sso):
     sso.user("ivan", preferred_username="ivan")
     client.get("/oidc/authenticate/")  # this browser has a state of its own, just not this one
-    response = client.get(_answer_for_another_browser(client, sso, "ivan"))
+    response = client.get(_answer_for_another_browser(sso, "ivan"))
     assert response.status_code == 400
     assert says(response, errors.STATE_UNKNOWN)
     assert 'href="/oidc/authenticate/">Try again' in response.content.decode()
@@ -209,8 +208,6 @@ def test_a_code_the_provider_no_longer_honours_lands_on_a_clear_page(client, sso
 
 
 def test_a_provider_out_of_reach_lands_on_a_clear_page(client, sso, settings):
-    from core.sso.provider import discovery_forget
-
     settings.OIDC_OP_DISCOVERY_URL = "http://127.0.0.1:9/.well-known/openid-configuration"
     discovery_forget()
     response = client.get("/oidc/authenticate/")
