@@ -7,6 +7,7 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         from core.api import token_invalidation
+        from core.sso import checks  # noqa: F401  # registers the single sign-on settings checks
         from core.telemetry import tasks as task_telemetry
 
         token_invalidation.connect()

@@ -30,7 +30,7 @@ def _empty_cache():
 # Markers by what a test needs, set from its fixtures so no test has to remember them: `pytest -m unit`
 # runs the quick ones. `make test` runs every kind (CI must).
 BROWSER_FIXTURES = {"browser", "page"}
-INTEGRATION_FIXTURES = {"celery_worker_real", "faults", "live_server", "receiver"}
+INTEGRATION_FIXTURES = {"celery_worker_real", "faults", "live_server", "receiver", "oidc_provider"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,4 +1,5 @@
-"""The programs some tests drive that no Python package ships: Debian's Chromium and Prometheus.
+"""The programs some tests drive that no Python package ships: Debian's Chromium, Prometheus and
+Node.js with npm (the single sign-on tests' OpenID provider).
 
 Without one, its tests are skipped with a reason naming the package to install, and the run's summary
 counts them per package. This is the only kind of skip the suite should have: Redis comes from the

@@ -8,7 +8,10 @@ from typing import Any
 import environ
 from celery.schedules import crontab
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu's TYPE_CHECKING import lacks the re-export
+
+from core.sso.claims import parse_role_groups
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -143,7 +146,10 @@ REPLICA_READ_VIEWS = [
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    # Before the password backend: refuses every password when LOCAL_LOGIN_ENABLED is off.
+    "core.sso.backend.LocalLoginSwitch",
     "django.contrib.auth.backends.ModelBackend",
+    "core.sso.backend.OidcBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -154,6 +160,48 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on with OpenID Connect (core/sso/; the README's "Single sign-on" has provider examples).
+# Off unless OIDC_RP_CLIENT_ID and the provider are set: its discovery URL, or its endpoints.
+OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="single sign-on")  # "Sign in with …"
+OIDC_RP_CLIENT_ID = env.str("OIDC_RP_CLIENT_ID", default="")
+OIDC_RP_CLIENT_SECRET = env.str("OIDC_RP_CLIENT_SECRET", default="")
+# …/.well-known/openid-configuration, read at the first sign-in of each process (core/sso/provider.py).
+OIDC_OP_DISCOVERY_URL = env.str("OIDC_OP_DISCOVERY_URL", default="")
+# For a provider without discovery: all four endpoints, and the issuer the ID tokens must name.
+OIDC_OP_AUTHORIZATION_ENDPOINT = env.str("OIDC_OP_AUTHORIZATION_ENDPOINT", default="")
+OIDC_OP_TOKEN_ENDPOINT = env.str("OIDC_OP_TOKEN_ENDPOINT", default="")
+OIDC_OP_USER_ENDPOINT = env.str("OIDC_OP_USER_ENDPOINT", default="")
+OIDC_OP_JWKS_ENDPOINT = env.str("OIDC_OP_JWKS_ENDPOINT", default="")
+OIDC_OP_ISSUER = env.str("OIDC_OP_ISSUER", default="")
+OIDC_RP_SIGN_ALGO = env.str("OIDC_RP_SIGN_ALGO", default="RS256")
+# Okta and Keycloak send the groups claim for a "groups" scope: add it there. Entra ID has no such
+# scope (an unknown one is an error there); it puts groups in the ID token when the app asks for them.
+OIDC_RP_SCOPES = env.str("OIDC_RP_SCOPES", default="openid email profile")
+OIDC_USE_PKCE = env.bool("OIDC_USE_PKCE", default=True)
+OIDC_PKCE_CODE_CHALLENGE_METHOD = "S256"
+# The client secret goes in the token request's body (client_secret_post) unless this is on (basic).
+OIDC_TOKEN_USE_BASIC_AUTH = env.bool("OIDC_TOKEN_USE_BASIC_AUTH", default=False)
+OIDC_TIMEOUT = env.float("OIDC_TIMEOUT", default=10.0)  # seconds, each request to the provider
+# A sign-in must come back from the provider within this many seconds of starting.
+OIDC_STATE_MAX_AGE = env.int("OIDC_STATE_MAX_AGE", default=600)
+OIDC_USERNAME_CLAIM = env.str("OIDC_USERNAME_CLAIM", default="preferred_username")  # else `email`
+OIDC_GROUPS_CLAIM = env.str("OIDC_GROUPS_CLAIM", default="groups")
+# role=provider-group[;provider-group…], comma-separated: which provider groups grant which role.
+try:
+    OIDC_ROLE_GROUPS = parse_role_groups(env.str("OIDC_ROLE_GROUPS", default=""))
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from exc
+# Groups the provider never adds or removes: kept as set in the admin for SSO users too.
+OIDC_LOCAL_GROUPS = env.list("OIDC_LOCAL_GROUPS", default=[])
+# Password sign-in (the login page, the admin's, POST /api/v1/auth/token/). Off, only SSO signs in.
+LOCAL_LOGIN_ENABLED = env.bool("LOCAL_LOGIN_ENABLED", default=True)
+if not LOCAL_LOGIN_ENABLED and not (
+    OIDC_RP_CLIENT_ID and (OIDC_OP_DISCOVERY_URL or OIDC_OP_AUTHORIZATION_ENDPOINT)
+):
+    raise ImproperlyConfigured(
+        "LOCAL_LOGIN_ENABLED is off but single sign-on is not configured: nobody could sign in."
+    )
 
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = 0.25  # hours
