@@ -16,8 +16,8 @@ import django  # noqa: E402 - exported for scripts that only need Django set up
 django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
+from core.services.api_tokens import api_token_create  # noqa: E402
 from metrics.models import MetricDefinition, System, Workload  # noqa: E402
 
 BENCH_METRIC = "bench-latency"
@@ -51,8 +51,9 @@ def reference_data() -> tuple[MetricDefinition, System, System, Workload, str]:
     user.user_permissions.add(
         Permission.objects.get(content_type__app_label="metrics", codename="add_observation")
     )
-    token, _ = Token.objects.get_or_create(user=user)
-    return definition, legacy, rebuilt, workload, token.key
+    # A new ingest-scoped token each run: a secret is shown once and stored only as a digest.
+    token = api_token_create(actor=user, name="benchmark ingest", scopes=["ingest"])
+    return definition, legacy, rebuilt, workload, token.secret
 
 
 def remove_observations(**where) -> None:

@@ -200,10 +200,11 @@ def check_components() -> list[str]:
 
 def viewer_token() -> str:
     from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
+
+    from core.services.api_tokens import api_token_create
 
     user, _ = User.objects.get_or_create(username="bench-reader")
-    return Token.objects.get_or_create(user=user)[0].key
+    return api_token_create(actor=user, name="benchmark reads", scopes=["read"]).secret
 
 
 def queries_per_request(paths: dict[str, str], token: str) -> dict[str, int]:

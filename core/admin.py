@@ -1,15 +1,17 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from axes import admin as axes_admin
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.db import models
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline
+from core.admin_base import ReadOnlyAdmin, ReadOnlyTabularInline, run_service_action
 from core.models import (
+    ApiToken,
     Delivery,
     Heartbeat,
     Notification,
@@ -17,6 +19,8 @@ from core.models import (
     Transition,
     WebhookEndpoint,
 )
+from core.roles import acting_user
+from core.services.api_tokens import api_token_revoke
 
 if TYPE_CHECKING:
     # ModelAdmin is generic in django-stubs only: at run time it cannot be subscripted.
@@ -34,6 +38,41 @@ class TransitionAdmin(ReadOnlyAdmin):
     search_fields = ("action", "reason", "actor__username")
     list_select_related = ("content_type", "actor")
     date_hierarchy = "at"
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ReadOnlyAdmin):
+    """Made only by their owners (the tokens page, the API), which is the one time a secret exists; an
+    admin can see them and revoke them, through the service."""
+
+    list_display = (
+        "name",
+        "user",
+        "prefix",
+        "scopes",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    )
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    list_select_related = ("user",)
+    exclude = ("digest",)
+    actions = ["revoke"]
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        run_service_action(
+            self,
+            request,
+            queryset,
+            # The action's objects are this queryset's tokens; only staff (a signed-in user) reach it.
+            lambda token: api_token_revoke(
+                actor=acting_user(request), token=cast(ApiToken, token), reason="revoked in the admin"
+            ),
+            "Revoked {count} token(s).",
+        )
 
 
 @admin.register(Heartbeat)

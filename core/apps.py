@@ -6,11 +6,8 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
-        from core.api import token_invalidation
         from core.sso import checks  # noqa: F401  # registers the single sign-on settings checks
         from core.telemetry import tasks as task_telemetry
-
-        token_invalidation.connect()
 
         # In every process that loads Django (web and Celery workers): count task runs for /metrics.
         task_telemetry.connect()

@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import Group, Permission, User
-from rest_framework.authtoken.models import Token
 
+from core.models import ApiToken
 from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
+from core.services.api_tokens import api_token_create
 
 DEMO_PASSWORD = "rebuild-demo-2026"
+DEMO_TOKEN_NAME = "demo ingest client"
 # Teams are groups too; component and workload owners are their members.
 TEAMS = ("training-platform", "inference-platform", "data-platform", "infra-hardware")
 
@@ -29,7 +31,7 @@ DEMO_USERS = (
     DemoUser("engineer", "Erin Engineer", "framework engineer", (FRAMEWORK_ENGINEERS,)),
     DemoUser("metrics", "Mo Metrics", "metric owner", (METRIC_OWNERS, "data-platform")),
     DemoUser("owner", "Omar Owner", "component owner (training-platform)", ("training-platform",)),
-    DemoUser("ingest", "CI Ingest Bot", "ingest client (API token)", ()),
+    DemoUser("ingest", "CI Ingest Bot", "ingest client (API token, scope ingest)", ()),
     DemoUser("viewer", "Vera Viewer", "viewer", ()),
 )
 
@@ -53,7 +55,6 @@ def demo_users_load() -> dict[str, User]:
     ingest.user_permissions.add(
         *Permission.objects.filter(content_type__app_label="metrics", codename="add_observation")
     )
-    Token.objects.get_or_create(user=ingest)
     admin, created = User.objects.get_or_create(
         username="admin", defaults={"is_staff": True, "is_superuser": True, "email": "admin@example.com"}
     )
@@ -62,3 +63,13 @@ def demo_users_load() -> dict[str, User]:
         admin.save(update_fields=["password"])
     users["admin"] = admin
     return users
+
+
+def demo_ingest_token_replace(ingest: User) -> str:
+    """A fresh `ingest`-scoped token for the demo's ingest client, whose secret load_demo prints once.
+
+    Its secret is not stored, so a second load cannot show the first one again: it replaces the token
+    instead, so the demo keeps one token of that name however often it is loaded."""
+    ApiToken.objects.filter(user=ingest, name=DEMO_TOKEN_NAME).delete()
+    made = api_token_create(actor=ingest, name=DEMO_TOKEN_NAME, scopes=[ApiToken.Scope.INGEST])
+    return made.secret

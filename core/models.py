@@ -5,7 +5,9 @@ import uuid
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils import timezone
 
 
 class Transition(models.Model):
@@ -198,3 +200,54 @@ class Heartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class ApiToken(models.Model):
+    """A named API token with scopes and an expiry; only a digest of its secret is stored.
+
+    The secret is shown once, when the token is made (core/services/api_tokens.py). A request presents it
+    and is looked up by `digest` (core/api/token_auth.py). Our own model rather than django-rest-knox:
+    knox has neither names nor scopes, and both are what a user manages here.
+    """
+
+    class Scope(models.TextChoices):
+        INGEST = "ingest", "ingest: push observations (batch and OTLP)"
+        FREEZE_CHECK = "freeze-check", "freeze-check: read the freeze check"
+        READ = "read", "read: everything this user may read"
+        FULL = "full", "full: everything this user may do"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    # The secret's first characters, kept to tell tokens apart in lists and logs; not enough to use it.
+    prefix = models.CharField(max_length=8)
+    # SHA-256 (hex) of the whole secret: what a request's token is looked up by.
+    digest = models.CharField(max_length=64, unique=True)
+    scopes = ArrayField(models.CharField(max_length=20, choices=Scope.choices))
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(scopes__len__gte=1)
+                & models.Q(scopes__contained_by=["ingest", "freeze-check", "read", "full"]),
+                name="apitoken_known_scopes",
+            ),
+        ]
+        indexes = [
+            # Serves "my tokens", newest first (the tokens page and GET /api/v1/tokens/).
+            models.Index(fields=["user", "-created_at"], name="apitoken_user_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "active"

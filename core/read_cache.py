@@ -18,40 +18,21 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
-if TYPE_CHECKING:
-    from django.http import HttpRequest
-    from rest_framework.request import Request
-
 logger = logging.getLogger(__name__)
-
-
-# Every generation key a read cache uses; the token lookup reads them all in its one round trip
-# (core.api.token_auth), so a cached read after it costs no further trip to the cache.
-GENERATION_KEYS: set[str] = set()
-REQUEST_ATTRIBUTE = "read_cache_generations"
 
 
 def enabled() -> bool:
     return settings.READ_CACHE
 
 
-def register(key: str) -> str:
-    GENERATION_KEYS.add(key)
-    return key
-
-
-def generation_for(request: HttpRequest | Request | None, key: str) -> str | None:
-    """The generation read with this request's token lookup, else read now; None: do not cache."""
-    if not enabled():
-        return None
-    found = getattr(getattr(request, "_request", request), REQUEST_ATTRIBUTE, {}).get(key)
-    return found if found is not None else current_generation(key)
+def generation(key: str) -> str | None:
+    """The generation to read cached entries under; None: do not cache (off, or unreachable)."""
+    return current_generation(key) if enabled() else None
 
 
 def new_generation() -> str:

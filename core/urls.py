@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from core.pages import inbox, site
+from core.pages import inbox, password_reset, site, tokens
 from core.sso.pages import LoginPage
 
 urlpatterns = [
@@ -13,4 +13,14 @@ urlpatterns = [
     path("login/", LoginPage.as_view(), name="login"),
     path("oidc/", include("core.sso.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password_reset/", password_reset.PasswordResetView.as_view(), name="password_reset"),
+    path("password_reset/done/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "reset/<uidb64>/<token>/",
+        password_reset.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path("reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("account/tokens/", tokens.tokens_page, name="account-tokens"),
+    path("account/tokens/<int:pk>/revoke/", tokens.token_revoke, name="account-token-revoke"),
 ]

@@ -20,8 +20,7 @@ from metrics import reference_names
 from metrics.models import Observation
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest
-    from rest_framework.request import Request
+    pass
 
 COLUMNS = (
     "definition_id",
@@ -43,16 +42,13 @@ def page_rows(queryset: QuerySet[Observation]) -> QuerySet[Observation, dict[str
     return cast("QuerySet[Observation, dict[str, Any]]", queryset.prefetch_related(None).values(*COLUMNS))
 
 
-def rows_as_json(
-    rows: list[dict[str, Any]], request: HttpRequest | Request | None = None
-) -> list[dict[str, Any]]:
+def rows_as_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The page as ObservationOutput writes it; the names from metrics.reference_names (cached, else
     three queries whatever the page size)."""
     names = reference_names.names_for(
         {row["definition_id"] for row in rows},
         {row["system_id"] for row in rows},
         {row["workload_id"] for row in rows},
-        request,
     )
     refs, systems, workloads = names.definitions, names.systems, names.workloads
     return [

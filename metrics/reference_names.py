@@ -2,7 +2,7 @@
 
 Definitions, systems and workloads are few and their names rarely change, while every observations
 page needs them for its rows. Each process keeps them all under the metrics-references generation
-(core.read_cache), read with the request's token lookup, and replaced on any saved or deleted
+(core.read_cache), read once a page, and replaced on any saved or deleted
 definition, system or workload (`connect`), so a page normally runs no query for names. An id the
 cached names lack (or no usable cache) is looked up for that page alone.
 """
@@ -20,10 +20,9 @@ from core import read_cache
 from metrics.models import MetricDefinition, System, Workload
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest
-    from rest_framework.request import Request
+    pass
 
-GENERATION_KEY = read_cache.register("metrics:references")
+GENERATION_KEY = "metrics:references"
 _M = TypeVar("_M", bound=Model)
 
 
@@ -70,9 +69,8 @@ def names_for(
     definitions: set[int],
     systems: set[int],
     workloads: set[int],
-    request: HttpRequest | Request | None = None,
 ) -> Names:
-    generation = read_cache.generation_for(request, GENERATION_KEY)
+    generation = read_cache.generation(GENERATION_KEY)
     if generation is not None:
         names = _cached(generation)
         if names.cover(definitions, systems, workloads):

@@ -3,7 +3,7 @@
 Creates a fresh database next to DATABASE_URL's (named <db>_schemathesis, dropped first), migrates it,
 loads the demo data, gives a user holding every role an API token, starts gunicorn on a free loopback port
 and runs Schemathesis over every operation as that user with the three checks that hold the schema to the truth
-(all but DELETE /api/v1/auth/me/, which would revoke the token the run uses). Path parameters are the
+(all but DELETE /api/v1/auth/me/ and DELETE /api/v1/tokens/{id}/, which could revoke the token the run uses). Path parameters are the
 demo's own objects, so operations get past the lookup to their validation and rules.
 Arguments after `--` (SCHEMATHESIS_ARGS in make) go to `schemathesis run`, e.g. `--max-examples 20`.
 Exits with Schemathesis' exit code; the server is stopped and the database dropped in every case.
@@ -36,13 +36,13 @@ CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance
 # is checked; it is not the demo's requester or editor, so separation of duties does not stop it either.
 EVERY_ROLE_USER = """
 from django.contrib.auth.models import Group, Permission, User
-from rest_framework.authtoken.models import Token
+from core.services.api_tokens import api_token_create
 user, _ = User.objects.get_or_create(username="schemathesis", defaults={"email": "schemathesis@localhost"})
 user.groups.set(Group.objects.all())
 user.user_permissions.add(Permission.objects.get(content_type__app_label="metrics", codename="add_observation"))
 from core.notifications import notification_send
 notification_send(event="welcome", subject="Welcome", body="An inbox entry to mark read.", link="/", users=[user])
-print(Token.objects.get_or_create(user=user)[0].key)
+print(api_token_create(actor=user, name="schemathesis", scopes=["full"]).secret)
 """
 
 DEMO_IDENTIFIERS = """
@@ -183,6 +183,8 @@ def main(extra: list[str]) -> int:
             # from the schema: drf-spectacular derives ids from paths, so a hard-coded one goes stale.
             "--exclude-operation-id",
             operation_id(base, "/api/v1/auth/me/", "delete"),
+            "--exclude-operation-id",
+            operation_id(base, "/api/v1/tokens/{id}/", "delete"),
             *extra,
         ]
         print(f"server log: {SERVER_LOG}", flush=True)

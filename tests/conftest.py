@@ -80,6 +80,13 @@ def make_user(username: str, *groups: str, perms: tuple[str, ...] = ()) -> User:
     return user
 
 
+def api_token(user: User, *scopes: str) -> str:
+    """A new API token's secret for `user` (scope `full` unless given), made through the service."""
+    from core.services.api_tokens import api_token_create
+
+    return api_token_create(actor=user, name="test", scopes=scopes or ("full",)).secret
+
+
 @pytest.fixture
 def lead(db):
     return make_user("lead", PROGRAM_LEADS)

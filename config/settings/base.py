@@ -32,7 +32,6 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -156,6 +155,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # Not a validator: Django calls each validator's password_changed() whenever a password is set and
+    # saved (reset, admin, changepassword, set_password), and only then — a hash upgrade at sign-in is
+    # no change. This one revokes the user's API tokens there (core/services/passwords.py).
+    {"NAME": "core.services.passwords.TokensRevokedOnPasswordChange"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -218,12 +221,13 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 # URL such as redis://127.0.0.1:6379/1 (production refuses to start without one). Without CACHE_URL each
 # process keeps its own counts in memory, which is only right for a single `runserver`.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
-# Read caches in that cache (core/read_cache.py): token lookups and observation-row names. A change
-# reaches other processes only through a shared cache, so they are on by default only with CACHE_URL.
+# Read caches in that cache (core/read_cache.py): observation-row names. A change reaches other
+# processes only through a shared cache, so they are on by default only with CACHE_URL.
 READ_CACHE: bool = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", default="")))
-# The longest a cached token lookup lives; every change to tokens, users, groups or permissions ends
-# them all at once anyway. The bound is for a change made while the cache could not be reached.
-TOKEN_CACHE_SECONDS = env.int("TOKEN_CACHE_SECONDS", default=300)
+# API tokens (core.ApiToken): how long a new one lives unless its creator says otherwise, and the most
+# they may ask for. The migration from the old single tokens gave each this long from its own run.
+API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
+API_TOKEN_MAX_DAYS = env.int("API_TOKEN_MAX_DAYS", default=366)
 
 # Content-Security-Policy on every response: scripts and styles only from our own static files, so an
 # injected <script> or inline handler does not run. Style *attributes* stay allowed (style-src-attr): the
@@ -260,10 +264,11 @@ STORAGES = {
 REST_FRAMEWORK = {
     # Token first, so an anonymous API call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "core.api.token_auth.CachedTokenAuthentication",
+        "core.api.token_auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Signed in, and within the token's scopes (core/api/permissions.py); write views add their role rule.
+    "DEFAULT_PERMISSION_CLASSES": ["core.api.permissions.ScopeRequired"],
     "DEFAULT_PAGINATION_CLASS": "core.api.pagination.DefaultPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -306,6 +311,7 @@ SPECTACULAR_SETTINGS = {
         "ComparedStatisticEnum": "metrics.models.ComparedStatistic",
         "GateDecisionEnum": "program.models.Decision.Verdict",
         "FreezeDecisionEnum": ["allowed", "needs_approval", "forbidden"],
+        "ApiTokenStatusEnum": ["active", "expired", "revoked"],
     },
 }
 

@@ -7,15 +7,24 @@ learns from field errors what a valid body looks like. Anonymous callers get 401
 reads. Rules that depend on the object (only the requester submits; a component's owners approve)
 are asked of the service by the view's `check_permissions`, still before the body. The services
 check again: the API is one caller of several.
+
+A request made with an API token is also held to the token's scopes, here and only here
+(`scope_refusal`): a view's `token_scope` names the scope it needs (per method, or for all), else safe
+methods need `read` and writes `full`. `full` covers everything and `read` covers the freeze check.
+Both permission classes check it — `ScopeRequired` is the default for every view, `RoleRequired`
+the one write views name — so no view gets past it unless it declares `AllowAny` (signing in).
+Session-authenticated callers (pages, the browser) carry no token and are not affected.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 
+from core.models import ApiToken
 from core.roles import ROLE_LABELS, has_role
 
 if TYPE_CHECKING:
@@ -24,6 +33,36 @@ if TYPE_CHECKING:
     from rest_framework.views import APIView
 
 MSG_NO_RULE = "This operation declares no permission rule, so nobody may use it."
+MSG_SCOPE = "This operation needs a token with the `{needed}` scope; this token has: {held}."
+
+Scope = ApiToken.Scope
+# Any live token may do this (revoke itself): a leaked token's finder can only end it.
+ANY_SCOPE = "any"
+# Which scopes each held scope also covers, besides itself.
+COVERS: dict[str, frozenset[str]] = {
+    Scope.FULL: frozenset(Scope.values),
+    Scope.READ: frozenset({Scope.READ, Scope.FREEZE_CHECK}),
+}
+
+
+def required_scope(method: str, view: APIView) -> str:
+    declared: str | Mapping[str, str] | None = getattr(view, "token_scope", None)
+    if isinstance(declared, Mapping):
+        declared = declared.get(method)
+    if declared:
+        return declared
+    return Scope.READ if method in SAFE_METHODS else Scope.FULL
+
+
+def scope_refusal(request: Request, view: APIView) -> str | None:
+    """Why this request's token may not use this view, or None (no token, or a scope that covers it)."""
+    token = request.auth
+    if not isinstance(token, ApiToken):
+        return None
+    needed = required_scope(request.method or "GET", view)
+    if needed == ANY_SCOPE or any(needed in COVERS.get(held, frozenset({held})) for held in token.scopes):
+        return None
+    return MSG_SCOPE.format(needed=needed, held=", ".join(token.scopes))
 
 
 @dataclass(frozen=True)
@@ -48,11 +87,28 @@ class WriteRule:
         return f"Only {who} may {self.action}."
 
 
+class ScopeRequired(IsAuthenticated):
+    """The default for every API view: signed in (401 otherwise), and within the token's scopes."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        if not super().has_permission(request, view):
+            return False
+        refusal = scope_refusal(request, view)
+        if refusal is not None:
+            self.message = refusal
+            return False
+        return True
+
+
 class RoleRequired(BasePermission):
-    """401 for the anonymous; reads for anyone signed in; writes by the view's `write_rule`."""
+    """401 for the anonymous; the token's scope; reads for anyone signed in; writes by `write_rule`."""
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if not (request.user and request.user.is_authenticated):
+            return False
+        refusal = scope_refusal(request, view)
+        if refusal is not None:
+            self.message = refusal
             return False
         if request.method in SAFE_METHODS:
             return True

@@ -1,9 +1,11 @@
 from django.urls import path
 
-from core.api import inbox
+from core.api import inbox, tokens
 
 urlpatterns = [
     path("notifications/", inbox.NotificationList.as_view(), name="notification-list"),
     path("notifications/read-all/", inbox.NotificationsReadAll.as_view(), name="notifications-read-all-api"),
     path("notifications/<int:pk>/read/", inbox.NotificationRead.as_view(), name="notification-read-api"),
+    path("tokens/", tokens.TokenList.as_view(), name="token-list"),
+    path("tokens/<int:pk>/", tokens.TokenDetail.as_view(), name="token-detail"),
 ]

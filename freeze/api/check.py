@@ -128,6 +128,9 @@ class FreezeCheckView(APIView):
     break-glass override allows anything while it lasts. An unknown `component` or `program` is a
     400 naming it."""
 
+    # CI's token needs no more than this (core/api/permissions.py); `read` and `full` cover it too.
+    token_scope = "freeze-check"
+
     def get(self, request: Request) -> Response:
         query = CheckInput(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -106,9 +106,7 @@ class ObservationList(generics.ListAPIView[Observation]):
                 observation_rows.page_rows(self.filter_queryset(self.get_queryset()))  # type: ignore[arg-type]
             )
         # pagination_class is set, so there is always a page (None means no paginator); its rows are dicts.
-        return self.get_paginated_response(
-            observation_rows.rows_as_json(cast("list[dict[str, Any]]", rows), request)
-        )
+        return self.get_paginated_response(observation_rows.rows_as_json(cast("list[dict[str, Any]]", rows)))
 
 
 class IngestOutput(serializers.Serializer[dict[str, Any]]):
@@ -135,6 +133,7 @@ class ObservationBatch(APIView):
     parser_classes = [RawBodyParser]
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["observations_ingest"]
+    token_scope = "ingest"
 
     def post(self, request: Request) -> Response:
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:

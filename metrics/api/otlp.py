@@ -1,7 +1,7 @@
 """POST /otlp/v1/metrics: the OTLP/HTTP metrics receiver (protobuf or JSON, optionally gzip).
 
-Auth is the API token, sent as `Authorization: Token …` or `Bearer …` (what OTel exporters' header
-settings produce), with the batch endpoint's ingest permission. The body goes to the ingest service
+Auth is an API token with the `ingest` scope, sent as `Authorization: Token …` or `Bearer …` (what OTel
+exporters' header settings produce), with the batch endpoint's ingest permission. The body goes to the ingest service
 as it came (metrics.ingest). The answer is an ExportMetricsServiceResponse in the request's content
 type; rejected points are counted in its partial_success. Errors (401, 403, 400, 413, 415) keep the
 API's one error shape in JSON.
@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.http import HttpResponse
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
@@ -28,6 +26,7 @@ from rest_framework.views import APIView
 from core.api.errors import PayloadTooLarge
 from core.api.parsers import RawBodyParser
 from core.api.permissions import RoleRequired
+from core.api.token_auth import ApiTokenAuthentication
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
 from core.roles import acting_user
 from metrics.api import WRITE_RULES
@@ -35,33 +34,7 @@ from metrics.ingest import observations_ingest_otlp
 from metrics.ingest.formats import otlp
 
 if TYPE_CHECKING:
-    from drf_spectacular.openapi import AutoSchema
-
-
-class TokenOrBearerAuthentication(TokenAuthentication):
-    """DRF's token, also accepted under the `Bearer` keyword."""
-
-    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if header[:7].lower() == "bearer ":
-            request.META["HTTP_AUTHORIZATION"] = f"{self.keyword} {header[7:].strip()}"
-        return super().authenticate(request)
-
-
-# drf-spectacular's __init_subclass__ is unannotated: --strict reports the call it makes here.
-class TokenOrBearerScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
-    """The schema's name for it; DRF's own token scheme is already called tokenAuth."""
-
-    target_class = TokenOrBearerAuthentication
-    name = "tokenOrBearerAuth"
-
-    def get_security_definition(self, auto_schema: AutoSchema) -> dict[str, Any]:
-        return {
-            "type": "apiKey",
-            "in": "header",
-            "name": "Authorization",
-            "description": "The API token as `Token <key>` or `Bearer <key>`.",
-        }
+    pass
 
 
 class JsonErrorsOnly(BaseContentNegotiation):
@@ -105,11 +78,12 @@ class OtlpMetricsReceiver(APIView):
     """An ExportMetricsServiceRequest; gauge and sum points are stored as observations, histogram points
     as their mean. Points that break an ingest rule are counted in partial_success, the rest stored."""
 
-    authentication_classes = [TokenOrBearerAuthentication]
+    authentication_classes = [ApiTokenAuthentication]
     content_negotiation_class = JsonErrorsOnly
     parser_classes = [RawBodyParser]
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["observations_ingest_otlp"]
+    token_scope = "ingest"
 
     def post(self, request: Request) -> HttpResponse:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

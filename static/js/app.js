@@ -22,3 +22,28 @@ document.addEventListener("change", (event) => {
     window.location.href = event.target.value;
   }
 });
+
+// A button with data-copy="<selector>" copies that element's text (the new API token), and says so.
+// Where the clipboard is refused, the text is selected instead, ready for Ctrl-C.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const source = document.querySelector(button.dataset.copy);
+  if (!source) return;
+  const done = (label) => {
+    button.textContent = label;
+    setTimeout(() => { button.textContent = "Copy"; }, 2000);
+  };
+  const selectIt = () => {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    window.getSelection().removeAllRanges();
+    window.getSelection().addRange(range);
+    done("Selected: press Ctrl-C");
+  };
+  if (navigator.clipboard && navigator.clipboard.writeText) {
+    navigator.clipboard.writeText(source.textContent.trim()).then(() => done("Copied"), selectIt);
+  } else {
+    selectIt();
+  }
+});

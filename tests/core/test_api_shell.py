@@ -1,8 +1,9 @@
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
-from tests.conftest import PASSWORD
+from core.models import ApiToken
+from core.services.api_tokens import token_digest
+from tests.conftest import PASSWORD, api_token
 
 
 def assert_error_shape(body):
@@ -18,7 +19,7 @@ def test_token_exchange_then_token_auth(api, viewer):
     response = api.post("/api/v1/auth/token/", {"username": "viewer", "password": PASSWORD}, format="json")
     assert response.status_code == 200
     token = response.json()["token"]
-    assert Token.objects.get(user=viewer).key == token
+    assert ApiToken.objects.get(user=viewer).digest == token_digest(token)
     api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     me = api.get("/api/v1/auth/me/")
     assert me.status_code == 200
@@ -55,16 +56,17 @@ def test_session_auth_reads_and_enforces_csrf_on_writes(viewer):
     client = Client(enforce_csrf_checks=True)
     client.force_login(viewer)
     assert client.get("/api/v1/auth/me/").status_code == 200
-    Token.objects.create(user=viewer)
-    refused = client.delete("/api/v1/auth/me/")
+    api_token(viewer)
+    token = ApiToken.objects.get(user=viewer)
+    refused = client.delete(f"/api/v1/tokens/{token.pk}/")
     assert refused.status_code == 403
     assert "CSRF" in refused.json()["detail"]
-    assert Token.objects.filter(user=viewer).exists()
+    assert ApiToken.objects.get(pk=token.pk).status == "active"
     client.get("/programs/")  # any page with a form sets the csrftoken cookie
     csrf = client.cookies["csrftoken"].value
-    accepted = client.delete("/api/v1/auth/me/", HTTP_X_CSRFTOKEN=csrf)
+    accepted = client.delete(f"/api/v1/tokens/{token.pk}/", HTTP_X_CSRFTOKEN=csrf)
     assert accepted.status_code == 204
-    assert not Token.objects.filter(user=viewer).exists()
+    assert ApiToken.objects.get(pk=token.pk).status == "revoked"
 
 
 @pytest.mark.django_db

@@ -25,10 +25,9 @@ import pytest
 from django.conf import settings
 from django.db import connection
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from core.unavailable import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE
-from tests.conftest import subprocess_database_url
+from tests.conftest import api_token, subprocess_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -110,7 +109,7 @@ def credentials(viewer):
     client = Client()
     client.force_login(viewer)
     return {
-        "token": Token.objects.create(user=viewer).key,
+        "token": api_token(viewer),
         "session": client.cookies[settings.SESSION_COOKIE_NAME].value,
     }
 

@@ -214,7 +214,8 @@ def test_every_create_and_decision_documents_the_header():
         path
         for path, operations in schema["paths"].items()
         if "post" in operations
-        and path != "/api/v1/auth/token/"
+        # Both answer a new token's secret, which a stored answer would keep in clear (core/api/tokens.py).
+        and path not in {"/api/v1/auth/token/", "/api/v1/tokens/"}
         and not any(p["name"] == "Idempotency-Key" for p in operations["post"].get("parameters", []))
     ]
     assert undocumented == []

@@ -10,10 +10,9 @@ import pytest
 from celery import shared_task
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
-from rest_framework.authtoken.models import Token
 
 from program.models import Gate
-from tests.conftest import wait_for
+from tests.conftest import api_token, wait_for
 from tests.freeze.factories import freeze_setup
 
 
@@ -66,8 +65,8 @@ def test_scrape_shows_requests_ingest_gates_freeze_checks_tasks_and_feed_ages(
     base = live_server.url
     before = scrape(base)
 
-    ingest = {"Authorization": f"Token {Token.objects.create(user=ingest_user).key}"}
-    as_lead = {"Authorization": f"Token {Token.objects.create(user=lead).key}"}
+    ingest = {"Authorization": f"Token {api_token(ingest_user, 'ingest')}"}
+    as_lead = {"Authorization": f"Token {api_token(lead)}"}
     accepted = httpx.post(
         f"{base}/api/v1/observations/batch/", json={"observations": rows(3)}, headers=ingest
     )

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from core.replica import PIN_COOKIE, REPLICA, ReplicaRouter, replica_reads
 from metrics.models import MetricDefinition
-from tests.conftest import make_user
+from tests.conftest import api_token, make_user
 from tests.metrics.factories import reference_data
 
 # Committed rows, so that the replica's own connection sees them.
@@ -73,10 +73,8 @@ def test_metric_page_reads_the_registry_from_the_replica(replica, registry, clie
 
 def test_api_comparison_reads_from_the_replica_and_authenticates_on_the_primary(replica, registry):
     user = make_user("script", "viewer")
-    from rest_framework.authtoken.models import Token
-
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token(user, 'read')}")
     with CaptureQueriesContext(replica) as on_replica:
         response = api.get(
             "/api/v1/comparisons/", {"metric": "latency", "baseline": "legacy", "candidate": "rebuilt"}
@@ -84,7 +82,7 @@ def test_api_comparison_reads_from_the_replica_and_authenticates_on_the_primary(
     assert response.status_code == 200, response.content
     queries = _queries(on_replica)
     assert any('"metrics_metricdefinition"' in sql for sql in queries)
-    assert not any('"authtoken_token"' in sql for sql in queries)
+    assert not any('"core_apitoken"' in sql for sql in queries)
 
 
 def test_a_browser_that_wrote_reads_from_the_primary_until_the_pin_expires(
@@ -112,14 +110,10 @@ def test_views_not_listed_never_read_from_the_replica(replica, registry, client)
 
 
 def test_raw_sql_reads_of_the_listed_views_use_the_replica_too(replica, registry):
-    from rest_framework.authtoken.models import Token
-
     from tests.metrics.factories import row
 
     api = APIClient()
-    api.credentials(
-        HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('lister', 'viewer')).key}"
-    )
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token(make_user('lister', 'viewer'), 'read')}")
     ingest = APIClient()
     ingest.force_authenticate(make_user("pusher", perms=("metrics.add_observation",)))
     assert (

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 
 from core.notifications import notification_send
 from core.roles import PROGRAM_LEADS
+from core.services.api_tokens import api_token_create
 from freeze import services as freeze_services
 from incidents import services as incident_services
 from incidents.models import BugClass
@@ -126,6 +127,10 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/api/v1/systems/"): EVERYONE,
     ("GET", "/api/v1/templates/"): EVERYONE,
     ("GET", "/api/v1/templates/{key}/"): EVERYONE,
+    ("GET", "/api/v1/tokens/"): EVERYONE,
+    ("POST", "/api/v1/tokens/"): EVERYONE,
+    # The fixture token is the lead's: anyone else finds no such token of theirs (404, below).
+    ("DELETE", "/api/v1/tokens/{id}/"): LEAD,
     ("POST", "/api/v1/systems/"): LEAD_OR_METRIC_OWNER,
     ("GET", "/api/v1/systems/{key}/"): EVERYONE,
     ("PUT", "/api/v1/systems/{key}/"): LEAD_OR_METRIC_OWNER,
@@ -141,6 +146,8 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
 # Signing in is open to all and takes no session or token: anyone's empty body is a 400 (or 429
 # once the login throttle has counted enough attempts in this process).
 PUBLIC = {("POST", "/api/v1/auth/token/"): {400, 429}}
+# Operations on the caller's own objects: another caller is told there is no such object.
+OWN_ONLY = {("DELETE", "/api/v1/tokens/{id}/")}
 
 
 def schema_operations() -> set[tuple[str, str]]:
@@ -213,6 +220,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
             "pull-sources": {"id": pull_source.pk},
             "systems": {"key": "legacy"},
             "templates": {"key": "rebuild-14m"},
+            "tokens": {"id": api_token_create(actor=lead, name="matrix", scopes=["full"]).token.pk},
             "workloads": {"key": "llm-finetune-8b"},
         },
     }
@@ -253,6 +261,8 @@ def test_each_role_gets_its_expected_status(world, method, path):
             expected = {401}
         elif role in EXPECTED[(method, path)]:
             expected = ACTED
+        elif (method, path) in OWN_ONLY:
+            expected = {404}
         else:
             expected = {403}
         if status not in expected:

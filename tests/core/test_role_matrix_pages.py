@@ -17,6 +17,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from core.notifications import notification_send
+from core.services.api_tokens import api_token_create
 from freeze import services as freeze_services
 from incidents import services as incident_services
 from incidents.models import BugClass
@@ -62,6 +63,14 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     # Single sign-on is off in the tests' settings (tests/core/sso/ turns it on): both pages say so.
     "oidc_authentication_init": (row("404 404 404 404 404 404 404"), row("405 405 405 405 405 405 405")),
     "oidc_authentication_callback": (row("404 404 404 404 404 404 404"), row("405 405 405 405 405 405 405")),
+    # Everyone manages their own tokens; an empty form is a 400. The fixture token is the lead's.
+    "account-tokens": (row("302 200 200 200 200 200 200"), row("302 400 400 400 400 400 400")),
+    "account-token-revoke": (POST_ONLY, row("302 404 404 404 404 404 302")),
+    # Password reset is open to all (a signed-in person may ask too); the link below is not valid.
+    "password_reset": (row("200 200 200 200 200 200 200"), row("200 200 200 200 200 200 200")),
+    "password_reset_done": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
+    "password_reset_confirm": (row("200 200 200 200 200 200 200"), row("200 200 200 200 200 200 200")),
+    "password_reset_complete": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
     "metrics:registry": READ,
     "metrics:compare": READ,
     "metrics:feeds": READ,
@@ -235,6 +244,10 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             "freeze:window": {"window_id": ref["window"].pk},
             "freeze:window-history": {"window_id": ref["window"].pk},
             "notification-open": {"pk": leads_only.pk},
+            "account-token-revoke": {
+                "pk": api_token_create(actor=lead, name="pages", scopes=["read"]).token.pk
+            },
+            "password_reset_confirm": {"uidb64": "MQ", "token": "not-a-token"},
             "notification-read": {"pk": leads_only.pk},
             "freeze:levels": {"window_id": ref["window"].pk},
             "freeze:levels-import": {"window_id": ref["window"].pk},

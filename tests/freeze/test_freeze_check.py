@@ -14,6 +14,7 @@ from django.utils import timezone
 from core.models import Transition
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeWindow
 from program.models import Phase
+from tests.conftest import api_token
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 CHECK = "/api/v1/freeze/check/"
@@ -55,10 +56,7 @@ def test_check_input_errors(as_user, viewer, api, ref):
 
 
 def test_check_with_a_token_as_a_pipeline_would(api, viewer, ref):
-    from rest_framework.authtoken.models import Token
-
-    token = Token.objects.create(user=viewer)
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token(viewer, 'freeze-check')}")
     assert api.get(CHECK, {"component": "dashboards"}).json()["decision"] == "allowed"
 
 

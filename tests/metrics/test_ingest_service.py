@@ -11,7 +11,6 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from config.celery import app
@@ -22,6 +21,7 @@ from metrics.ingest import observations_ingest, observations_ingest_rows
 from metrics.models import IngestBatch, Observation
 from metrics.signals import observations_ingested
 from program.models import Gate
+from tests.conftest import api_token
 from tests.metrics.factories import row
 from tests.metrics.test_otlp_receiver import PROTOBUF, export, gauge
 from tests.program.factories import make_program, metrics_for_template
@@ -86,7 +86,7 @@ def test_same_key_twice_stores_one_batch_and_replays_the_first_answer(
 
 
 def test_otlp_with_a_key_is_replayed_and_without_one_just_ingests(ref, ingest_user, lookups_spy):
-    token = Token.objects.create(user=ingest_user).key
+    token = api_token(ingest_user, "ingest")
     body = export(gauge("latency", 250.0, 300.0, unit="ms")).SerializeToString()
 
     def send(**headers):
@@ -107,7 +107,7 @@ def test_otlp_with_a_key_is_replayed_and_without_one_just_ingests(ref, ingest_us
 
 
 def test_otlp_replay_keeps_partial_success(ref, ingest_user):
-    token = Token.objects.create(user=ingest_user).key
+    token = api_token(ingest_user, "ingest")
     body = export(gauge("latency", 250.0), gauge("unknown-metric", 1.0)).SerializeToString()
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": "partial"}
     answers = [

@@ -23,12 +23,12 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import (
     ScopeMetrics,
     SummaryDataPoint,
 )
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from metrics.ingest.formats.otlp import pint_unit
 from metrics.models import Observation
 from metrics.services import definition_update
+from tests.conftest import api_token
 from tests.metrics.factories import definition
 
 URL = "/otlp/v1/metrics"
@@ -74,7 +74,7 @@ def export(*metrics: Metric, **resource_attrs) -> ExportMetricsServiceRequest:
 
 @pytest.fixture
 def token(ingest_user) -> str:
-    return Token.objects.create(user=ingest_user).key
+    return api_token(ingest_user, "ingest")
 
 
 def post(request, token: str, *, as_json=False, gzipped=False, keyword="Bearer"):
@@ -233,7 +233,7 @@ def test_auth_is_the_api_token_with_the_ingest_permission(ref, viewer):
         "POST", URL, body, content_type=PROTOBUF, headers={"Authorization": "Bearer nope"}
     )
     assert wrong.status_code == 401
-    viewer_token = Token.objects.create(user=viewer).key
+    viewer_token = api_token(viewer)
     refused = APIClient().generic(
         "POST", URL, body, content_type=PROTOBUF, headers={"Authorization": f"Bearer {viewer_token}"}
     )

@@ -13,10 +13,9 @@ from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExp
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from rest_framework.authtoken.models import Token
 
 from metrics.models import Observation
-from tests.conftest import make_user
+from tests.conftest import api_token, make_user
 from tests.metrics.factories import definition, reference_data
 
 
@@ -26,7 +25,7 @@ def world(transactional_db):
     definition(key="tokens", unit="token", direction="higher_is_better", sampling="per_run")
     definition(key="step-time", unit="ms", direction="lower_is_better", sampling="per_step")
     user = make_user("otel-exporter", perms=("metrics.add_observation",))
-    return Token.objects.create(user=user).key
+    return api_token(user, "ingest", "read")  # pushes, then reads the points back
 
 
 def export_with_the_sdk(url: str, token: str) -> None:

@@ -8,11 +8,12 @@ import urllib.request
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 from playwright.sync_api import expect
-from rest_framework.authtoken.models import Token
 
 from tests.browser import screenshot, sign_in
+from tests.conftest import api_token
 
 
 def push_shadow_rows(base_url: str, metric: str) -> dict:
@@ -36,7 +37,7 @@ def push_shadow_rows(base_url: str, metric: str) -> dict:
         data=json.dumps({"observations": rows}).encode(),
         headers={
             "Content-Type": "application/json",
-            "Authorization": f"Token {Token.objects.get(user__username='ingest').key}",
+            "Authorization": f"Token {api_token(User.objects.get(username='ingest'), 'ingest')}",
         },
         method="POST",
     )

@@ -7,9 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
-from core.demo import DEMO_PASSWORD, DEMO_USERS, demo_users_load
+from core.demo import DEMO_PASSWORD, DEMO_USERS, demo_ingest_token_replace, demo_users_load
 
 # Each app that has demo data exposes `demo_load(users, stdout)`; order follows the app dependencies.
 APP_DEMOS = ("metrics.demo", "program.demo", "freeze.demo", "incidents.demo")
@@ -28,10 +27,13 @@ class Command(BaseCommand):
                 continue
             with transaction.atomic():  # a demo that fails half-way leaves nothing behind
                 module.demo_load(users=users, stdout=self.stdout)
-        token = Token.objects.get(user=users["ingest"]).key
+        with transaction.atomic():
+            token = demo_ingest_token_replace(users["ingest"])
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
         for spec in DEMO_USERS:
             self.stdout.write(f"  {spec.username:<9} {spec.role}")
         self.stdout.write(f"  {'admin':<9} Django admin superuser")
-        self.stdout.write(f"API token of the ingest client: {token}")
+        self.stdout.write(
+            f"API token of the ingest client (scope ingest; shown once, a new one at each load): {token}"
+        )
