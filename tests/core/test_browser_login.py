@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser import screenshot
 from tests.conftest import PASSWORD
@@ -35,4 +36,5 @@ def test_wrong_password_shows_an_error(page, viewer):
     page.fill("input[name=username]", "viewer")
     page.fill("input[name=password]", "not-it")
     page.click("button[type=submit]")
-    assert page.locator("[role=alert]").is_visible()
+    # The click starts a navigation: wait for the answer's alert rather than look at the page it leaves.
+    expect(page.locator("[role=alert]")).to_be_visible()
