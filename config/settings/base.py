@@ -113,10 +113,6 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "timeout": DATABASE_POOL_TIMEOUT,
     "reconnect_timeout": DATABASE_POOL_TIMEOUT,
 }
-# Django turns psycopg's prepared statements off (None); psycopg's default turns them back on for the
-# cursors that bind on the server, and only core.db's prepared cursor does (core/db/prepared.py): Django's
-# own cursors bind on the client and never prepare.
-DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A read replica (docs/scaling.md): with DATABASE_REPLICA_URL, the pure-read views below read from it on
 # GET/HEAD (core/replica.py); everything else, and a browser that wrote in the last REPLICA_PIN_SECONDS,
@@ -126,9 +122,7 @@ if env("DATABASE_REPLICA_URL", default=""):
     DATABASES["replica"].update(
         CONN_MAX_AGE=0, ENGINE="core.db", CONN_HEALTH_CHECKS=False, TEST={"MIRROR": "default"}
     )
-    DATABASES["replica"].setdefault("OPTIONS", {}).update(
-        pool=dict(DATABASES["default"]["OPTIONS"]["pool"]), prepare_threshold=5
-    )
+    DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = dict(DATABASES["default"]["OPTIONS"]["pool"])
 DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
 REPLICA_READS = "replica" in DATABASES
 REPLICA_PIN_SECONDS = env.int("REPLICA_PIN_SECONDS", default=10)

@@ -15,13 +15,10 @@ empty query would hang there too. A connection that fails during a request makes
 from __future__ import annotations
 
 import select
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from django.db.backends.postgresql import base, operations
-from django.db.backends.utils import CursorWrapper
-
-from core.db.prepared import GENERIC_PLANS, PreparedCursor
+from django.db.backends.postgresql import base
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -40,37 +37,7 @@ def peer_closed(connection: psycopg.Connection[Any]) -> bool:
         return True
 
 
-class DatabaseOperations(operations.DatabaseOperations):
-    # Django's PostgreSQL backend answers None when it cannot write the query; the stub says str.
-    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:  # type: ignore[override]
-        # A prepared statement keeps no text of its own: log it as Django logs its own statements,
-        # with the values written in.
-        if isinstance(cursor, PreparedCursor):
-            return cast(str, self.compose_sql(sql, params))  # the stub leaves compose_sql's answer Any
-        return super().last_executed_query(cursor, sql, params)
-
-
 class DatabaseWrapper(base.DatabaseWrapper):
-    ops_class = DatabaseOperations
-
-    def _configure_connection(self, connection: psycopg.Connection[Any]) -> bool:
-        # Once per new connection (the pool's configure hook, or a connection without a pool): the
-        # prepared cursor's statements run with generic plans (core.db.prepared).
-        super()._configure_connection(connection)  # type: ignore[misc]  # Django's method; the stub lacks it
-        with connection.cursor() as cursor:
-            cursor.execute(GENERIC_PLANS)
-        return True  # outside autocommit, the SET holds once committed
-
-    def prepared_cursor(self) -> CursorWrapper:
-        """A cursor like `cursor()` (logged, wrapped in Django's errors) that prepares its statements on
-        the server, run with generic plans: only for statements whose plan fits every value."""
-        self.close_if_health_check_failed()
-        self.ensure_connection()
-        with self.wrap_database_errors:
-            # Django's own method (the stub lacks it): the debug or plain wrapper that cursor() returns.
-            prepared = self._prepare_cursor(PreparedCursor(self.connection))  # type: ignore[attr-defined]
-            return cast(CursorWrapper, prepared)
-
     def get_new_connection(self, conn_params: dict[str, Any]) -> psycopg.Connection[Any]:
         connection: psycopg.Connection[Any] = super().get_new_connection(conn_params)
         # Django's pool (a cached property since 5.1); the stub lacks it.
