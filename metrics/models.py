@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import F, Func, Q, Value
 
 # observed_at AT TIME ZONE 'UTC': the newest-first list's order across every metric, indexed on its own
-# (observation_utc_time) and written the same way by metrics.api.observations_keyset.
+# (observation_utc_time) and written the same way by metrics.api.observations (`UTC_TIME`, read as UTC).
 UTC_TIME = Func(Value("UTC"), F("observed_at"), function="timezone", output_field=models.DateTimeField())
 
 
@@ -253,7 +253,7 @@ class Observation(models.Model):
                 include=["system", "workload", "value"],
                 name="observation_definition_time",
             ),
-            # The newest-first list across every metric (metrics.api.observations_keyset): a B-tree on the UTC
+            # The newest-first list across every metric (metrics.api.observations): a B-tree on the UTC
             # time, an expression no other query writes, so the planner cannot pick it for a metric's
             # reads, where observation_definition_time is the right index (a plain B-tree on observed_at
             # walked every newer row of other metrics for them).

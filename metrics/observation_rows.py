@@ -2,11 +2,10 @@
 
 A page of model instances through ObservationOutput (a ModelSerializer) cost more than the page's
 query: DRF builds and runs ten fields per row. The page is read with values() — only the columns the
-answer shows, plus the cursor's — and the definition, system and workload names come from one small
-query each for the ids on the page (as the prefetch did, without model instances), so the list runs
-the same four queries for any page size and any table size. `row_as_json` writes what
-ObservationOutput writes; tests hold the two equal, and ObservationOutput stays the schema. Rows
-from metrics.api.observations_keyset bring observed_at already written (`observed_at_text`).
+answer shows, plus the cursor's — and the definition, system and workload names come from
+metrics.reference_names (cached; else one small query each for the ids on the page), so a page runs
+the same queries for any page size and any table size. `rows_as_json` writes what ObservationOutput
+writes; tests hold the two equal, and ObservationOutput stays the schema.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ def rows_as_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "workload": workloads[row["workload_id"]],
             "value": float(row["value"]),
             "unit": row["unit"],
-            "observed_at": row["observed_at_text"] if "observed_at_text" in row else iso(row["observed_at"]),
+            "observed_at": iso(row["observed_at"]),
             "run_id": row["run_id"],
             "source": row["source"],
             "tags": row["tags"],

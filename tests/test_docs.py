@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# `metrics/api/observations_keyset.py`, `freeze/selectors/`, `templates/work/` (globs and commands left out)
+# `metrics/api/observations.py`, `freeze/selectors/`, `templates/work/` (globs and commands left out)
 PATH = re.compile(
     r"`((?:config|core|metrics|program|freeze|incidents|work|tests|scripts|templates|docs)/[\w./-]*)`"
 )

@@ -101,36 +101,27 @@ DATABASES = {"default": env.db("DATABASE_URL", default="postgres://postgres@127.
 # long as the others held theirs. A request waits at most DATABASE_POOL_TIMEOUT seconds for a free
 # connection, then gets a 503 (core.unavailable). A failed connection attempt is retried for no longer
 # than that either, so the next request after an outage starts a fresh attempt instead of waiting out a
-# growing back-off. A connection the server dropped is replaced, not served: core.db checks each one
-# taken from the pool locally (its idle socket must have nothing to read) instead of Django's check
-# (CONN_HEALTH_CHECKS), which sent an empty query — a round trip — on every request.
+# growing back-off. A connection the server dropped (a restart, pg_terminate_backend) is replaced, not
+# served: the pool checks each one it hands out (CONN_HEALTH_CHECKS, an empty query). That check cost no
+# more than a local check of the socket did, measured per request (docs/scaling.md).
 # Size it so workers × DATABASE_POOL_MAX_SIZE (+ Celery workers) stays below the server's max_connections.
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
-DATABASES["default"]["ENGINE"] = "core.db"  # django.db.backends.postgresql with that check
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
     "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
     "timeout": DATABASE_POOL_TIMEOUT,
     "reconnect_timeout": DATABASE_POOL_TIMEOUT,
 }
-# Django turns psycopg's prepared statements off (None); psycopg's default turns them back on for the
-# cursors that bind on the server, and only core.db's prepared cursor does (core/db/prepared.py): Django's
-# own cursors bind on the client and never prepare.
-DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A read replica (docs/scaling.md): with DATABASE_REPLICA_URL, the pure-read views below read from it on
 # GET/HEAD (core/replica.py); everything else, and a browser that wrote in the last REPLICA_PIN_SECONDS,
 # reads from the primary. Without it there is no "replica" alias and the router changes nothing.
 if env("DATABASE_REPLICA_URL", default=""):
     DATABASES["replica"] = env.db("DATABASE_REPLICA_URL")
-    DATABASES["replica"].update(
-        CONN_MAX_AGE=0, ENGINE="core.db", CONN_HEALTH_CHECKS=False, TEST={"MIRROR": "default"}
-    )
-    DATABASES["replica"].setdefault("OPTIONS", {}).update(
-        pool=dict(DATABASES["default"]["OPTIONS"]["pool"]), prepare_threshold=5
-    )
+    DATABASES["replica"].update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
+    DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = dict(DATABASES["default"]["OPTIONS"]["pool"])
 DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
 REPLICA_READS = "replica" in DATABASES
 REPLICA_PIN_SECONDS = env.int("REPLICA_PIN_SECONDS", default=10)

@@ -10,9 +10,9 @@ from django.db import connection
 def test_settings_use_postgresql_with_a_pool_of_checked_connections():
     assert connection.vendor == "postgresql"
     assert settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"] > 0
-    # Checked locally by core.db (no query per checkout), not by Django's empty-query check.
-    assert settings.DATABASES["default"]["ENGINE"] == "core.db"
-    assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is False
+    # Django's own backend, and its check of each connection the pool hands out (an empty query).
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
 
 
 @pytest.mark.django_db

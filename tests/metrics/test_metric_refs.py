@@ -83,8 +83,7 @@ def test_field_names_itself_when_the_reference_is_bad(ref, data, field, words):
 def test_observation_filters_refuse_an_unknown_reference_naming_it(as_user, viewer, ingest_user, ref, name):
     observations_ingest_rows(rows=[row(0)], actor=ingest_user)
     batch = Observation.objects.get().batch_id
-    # `batch` sends the list through its FilterSet; the one-statement page (metrics.api.observations_keyset)
-    # answers the other filters.
+    # With another filter beside it (`batch`), the unknown reference is still refused by name.
     response = as_user(viewer).get("/api/v1/observations/", {name: "nope", "batch": batch})
     assert response.status_code == 400, response.content
     assert response.json()["errors"] == [{"field": name, "message": f"Unknown {name} 'nope'."}]
