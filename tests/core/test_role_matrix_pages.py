@@ -54,6 +54,8 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "notification-open": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notification-read": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notifications-read-all": (POST_ONLY, row("302 302 302 302 302 302 302")),
+    # Everyone has preferences of their own; the empty form lacks every kind's choice (400).
+    "notification-preferences": (row("302 200 200 200 200 200 200"), row("302 400 400 400 400 400 400")),
     "healthz": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
     # Prometheus scrapes from this host here (the test client's address); see test_prometheus_metrics.
     "prometheus-metrics": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
