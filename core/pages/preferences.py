@@ -12,6 +12,8 @@ from core.models import NotificationPreference
 from core.notification_kinds import Kind
 from core.pages.form_submit import form_submit
 from core.pages.preferences_forms import PreferencesForm
+from core.policies import webhook_scopes
+from core.programs import program_choices
 from core.roles import acting_user
 from core.services.preferences import notification_preferences_of, notification_preferences_set
 
@@ -40,5 +42,6 @@ def notification_preferences(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "digest_hour": settings.NOTIFICATION_DIGEST_HOUR,
+        "may_manage_webhooks": bool(webhook_scopes(user, (key for key, _ in program_choices()))),
     }
     return render(request, "core/notification_preferences.html", context, status=status)

@@ -30,7 +30,6 @@ PLAIN = {
     "auth.User",  # Django's users; roles are their groups (core.roles).
     "auth.Group",  # the roles and owner teams themselves.
     "authtoken.TokenProxy",  # DRF's API tokens (ingest clients): a credential, no workflow.
-    "core.WebhookEndpoint",  # receiver configuration, no state (README: added in the admin).
     "metrics.System",  # reference data the API edits as plain CRUD too; delete is an action
     "metrics.Workload",  # that calls reference_delete.
 }
@@ -45,7 +44,6 @@ DELETABLE = {
     "auth.User",
     "auth.Group",
     "authtoken.TokenProxy",
-    "core.WebhookEndpoint",
     "axes.AccessAttempt",
     "axes.AccessLog",
     "axes.AccessFailureLog",

@@ -12,6 +12,7 @@ from core.models import Delivery, NotificationPreference, NotificationReceipt, T
 from core.notification_kinds import EVENTS, Kind, kind_of
 from core.notifications import notification_send
 from core.services.preferences import notification_preferences_of, notification_preferences_set
+from tests.program.factories import make_program, metrics_for_template
 
 IN_APP, EMAIL, DIGEST = "in_app", "email", "digest"
 
@@ -115,6 +116,15 @@ def test_a_bad_choice_is_a_400_on_the_form_and_changes_nothing(client, viewer):
     assert not NotificationPreference.objects.exists()
 
 
+def test_the_webhooks_link_shows_only_to_who_may_manage_them(client, viewer, lead):
+    metrics_for_template()
+    make_program(lead)  # a lead manages the endpoints of programs: with none, there is nothing to manage
+    client.force_login(viewer)
+    assert "/account/webhooks/" not in client.get("/account/notifications/").content.decode()
+    client.force_login(lead)
+    assert "/account/webhooks/" in client.get("/account/notifications/").content.decode()
+
+
 def test_the_page_takes_the_same_queries_whatever_was_chosen(client, viewer, django_assert_num_queries):
     client.force_login(viewer)
     client.get("/account/notifications/")  # session and user loaded once, as on any page
@@ -131,5 +141,5 @@ def test_the_page_takes_the_same_queries_whatever_was_chosen(client, viewer, dja
     notification_preferences_set(actor=viewer, choices={kind: DIGEST for kind in Kind.values})
     with django_assert_num_queries(none_chosen):
         client.get("/account/notifications/")
-    # session, user, preferences, unread count
-    assert none_chosen <= 5
+    # session, user, groups, preferences, programs (the webhooks link), unread count
+    assert none_chosen <= 6
