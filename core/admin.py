@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
+from typing import cast
 
 from axes import admin as axes_admin
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
@@ -20,13 +21,8 @@ from core.models import (
     WebhookEndpoint,
 )
 from core.roles import acting_user
+from core.services import webhooks
 from core.services.api_tokens import api_token_revoke
-
-if TYPE_CHECKING:
-    # ModelAdmin is generic in django-stubs only: at run time it cannot be subscripted.
-    _WebhookEndpointModelAdmin = admin.ModelAdmin[WebhookEndpoint]
-else:
-    _WebhookEndpointModelAdmin = admin.ModelAdmin
 
 
 @admin.register(Transition)
@@ -83,13 +79,46 @@ class HeartbeatAdmin(ReadOnlyAdmin):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(_WebhookEndpointModelAdmin):
-    """Plain configuration with no state of its own: receivers are added and edited here."""
+class WebhookEndpointAdmin(ReadOnlyAdmin):
+    """Created and edited on /account/webhooks/ or through the API, where the secret is shown once; here
+    browsed (without the secret), and deactivated, reactivated or deleted through the same services."""
 
-    list_display = ("name", "url", "is_active")
-    list_filter = ("is_active",)
-    search_fields = ("name", "url")
+    list_display = ("name", "url", "program_key", "events", "is_active")
+    list_filter = ("is_active", "program_key")
+    search_fields = ("name", "url", "program_key")
+    exclude = ("secret",)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # receivers are https
+    actions = ["deactivate", "reactivate", "delete_through_service"]
+
+    def _act(
+        self,
+        request: HttpRequest,
+        queryset: models.QuerySet[WebhookEndpoint],
+        service: Callable[..., object],
+        done: str,
+    ) -> None:
+        run_service_action(
+            self,
+            request,
+            queryset,
+            # run_service_action types the selected objects as any Model.
+            lambda endpoint: service(actor=acting_user(request), endpoint=cast(WebhookEndpoint, endpoint)),
+            done,
+        )
+
+    @admin.action(description="Deactivate the selected endpoints")
+    def deactivate(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]) -> None:
+        self._act(request, queryset, webhooks.webhook_endpoint_deactivate, "Deactivated {count} endpoint(s).")
+
+    @admin.action(description="Reactivate the selected endpoints")
+    def reactivate(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]) -> None:
+        self._act(request, queryset, webhooks.webhook_endpoint_reactivate, "Reactivated {count} endpoint(s).")
+
+    @admin.action(description="Delete the selected endpoints (and their deliveries)")
+    def delete_through_service(
+        self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]
+    ) -> None:
+        self._act(request, queryset, webhooks.webhook_endpoint_delete, "Deleted {count} endpoint(s).")
 
 
 class DeliveryInline(ReadOnlyTabularInline):

@@ -9,6 +9,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
+from core.notification_kinds import Kind, kind_of
+
 
 class Transition(models.Model):
     """Append-only audit row for one state change: who, when, from, to, why.
@@ -37,20 +39,34 @@ class Transition(models.Model):
 
 
 class WebhookEndpoint(models.Model):
-    """A receiver of signed webhooks (Standard Webhooks), e.g. a chat bridge or a program dashboard."""
+    """A receiver of signed webhooks (Standard Webhooks), e.g. a chat bridge or a program dashboard.
+
+    Managed through core/services/webhooks.py (page /account/webhooks/, API /api/v1/webhooks/): program
+    leads for their program, platform admins for all (core.policies.may_manage_webhooks)."""
 
     name = models.CharField(max_length=100)
     url = models.URLField()
-    # "whsec_" + base64 secret, as Standard Webhooks expects.
+    # "whsec_" + base64 secret, as Standard Webhooks expects. Kept in clear: signing needs it. Shown once,
+    # when the endpoint is created; never listed again.
     secret = models.CharField(max_length=200)
-    events = models.JSONField(default=list, blank=True, help_text="Event names to send; empty means all.")
+    # A program's key (its slug); blank: every program's notices, and those about no program. A string,
+    # not a foreign key: core does not import the program app.
+    program_key = models.CharField(max_length=80, blank=True)
+    events = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Kinds (gates, exceptions…) or event names to send; empty means all.",
+    )
     is_active = models.BooleanField(default=True)
 
     def __str__(self) -> str:
         return self.name
 
-    def wants(self, event: str) -> bool:
-        return self.is_active and (not self.events or event in self.events)
+    def wants(self, event: str, program_key: str = "") -> bool:
+        """An endpoint scoped to a program hears only notices about that program."""
+        if not self.is_active or (self.program_key and self.program_key != program_key):
+            return False
+        return not self.events or event in self.events or kind_of(event) in self.events
 
 
 class Notification(models.Model):
@@ -63,10 +79,16 @@ class Notification(models.Model):
     # Site-relative path of the object it is about ("/programs/gates/12/"); emails and webhooks get it
     # made absolute with SITE_URL at delivery, the in-app inbox links to it as it is.
     link = models.CharField(max_length=500, blank=True)
+    # The program it is about (its key), for webhook endpoints scoped to one; blank: none or unknown.
+    program_key = models.CharField(max_length=80, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.subject
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.event)
 
 
 class NotificationReceipt(models.Model):
@@ -77,6 +99,9 @@ class NotificationReceipt(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_receipts"
     )
     read_at = models.DateTimeField(null=True, blank=True)
+    # Owed in the user's daily digest email: they chose the digest for this kind when it was sent. Decided
+    # at sending, so a later change of preference neither repeats an email nor drops a notice.
+    in_digest = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
@@ -89,10 +114,59 @@ class NotificationReceipt(models.Model):
             models.Index(
                 fields=["user"], condition=models.Q(read_at__isnull=True), name="receipt_unread_idx"
             ),
+            # Serves the daily digest's query: only receipts owed in a digest are indexed.
+            models.Index(
+                fields=["notification"], condition=models.Q(in_digest=True), name="receipt_digest_idx"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.user_id}: {self.notification_id}"
+
+
+class NotificationPreference(models.Model):
+    """How one user hears of one kind of notice. No row: in-app and email, as before preferences existed.
+    The in-app receipt is written whatever the channel."""
+
+    class Channel(models.TextChoices):
+        IN_APP = "in_app", "In-app only"
+        EMAIL = "email", "In-app and email"
+        DIGEST = "digest", "In-app and a daily digest email"
+
+    DEFAULT = Channel.EMAIL
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preferences"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind"], name="preference_one_per_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.kind} → {self.channel}"
+
+
+class NotificationDigest(models.Model):
+    """One user's daily digest of one day, written with the email's notification: the row that makes a
+    second run of the digest task (two beats, a retry) send nothing more."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField(help_text="The UTC date the digest was sent on; it covers the 24 h before.")
+    notification = models.OneToOneField(
+        Notification, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    notices = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "day"], name="digest_one_per_user_day")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.day}"
 
 
 class Delivery(models.Model):

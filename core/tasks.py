@@ -6,6 +6,7 @@ from django.conf import settings
 from core.heartbeat import heartbeat_record as record
 from core.idempotency import idempotency_records_purge as purge
 from core.notifications import DeliveryBusy, DeliveryFailed, delivery_attempt
+from core.notifications import notification_digests_send as digests_send
 from core.outbox import outbox_sweep as sweep
 from core.outbox import queue_options
 
@@ -37,6 +38,12 @@ def outbox_sweep() -> int:
 @shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
 def idempotency_records_purge() -> int:
     return purge()
+
+
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
+def notification_digests_send() -> int:
+    """Sent by beat daily at NOTIFICATION_DIGEST_HOUR; safe to run twice (one digest per user and day)."""
+    return digests_send()
 
 
 @shared_task(bind=True, ignore_result=True, expires=60, **queue_options("celery"))  # type: ignore[untyped-decorator]

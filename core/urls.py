@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from core.pages import inbox, password_reset, site, tokens
+from core.pages import inbox, password_reset, preferences, site, tokens, webhooks
 from core.sso.pages import LoginPage
 
 urlpatterns = [
@@ -9,6 +9,12 @@ urlpatterns = [
     path("notifications/read-all/", inbox.notifications_read_all, name="notifications-read-all"),
     path("notifications/<int:pk>/open/", inbox.notification_open, name="notification-open"),
     path("notifications/<int:pk>/read/", inbox.notification_read, name="notification-read"),
+    path("account/notifications/", preferences.notification_preferences, name="notification-preferences"),
+    path("account/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("account/webhooks/<int:pk>/edit/", webhooks.webhook_edit, name="webhook-edit"),
+    path("account/webhooks/<int:pk>/deactivate/", webhooks.webhook_deactivate, name="webhook-deactivate"),
+    path("account/webhooks/<int:pk>/reactivate/", webhooks.webhook_reactivate, name="webhook-reactivate"),
+    path("account/webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
     path("healthz", site.healthz, name="healthz"),
     path("login/", LoginPage.as_view(), name="login"),
     path("oidc/", include("core.sso.urls")),

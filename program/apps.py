@@ -1,8 +1,18 @@
 from django.apps import AppConfig
 
 
+def _program_choices() -> list[tuple[str, str]]:
+    from program.models import Program
+
+    return list(Program.objects.order_by("slug").values_list("slug", "name"))
+
+
 class ProgramConfig(AppConfig):
     name = "program"
 
     def ready(self) -> None:
+        from core.programs import program_directory_register
         from program import receivers  # noqa: F401 - connects the metrics hooks
+
+        # core names programs (webhook scopes) without importing this app: it asks this lookup.
+        program_directory_register(_program_choices)

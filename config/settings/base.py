@@ -367,6 +367,11 @@ HEARTBEAT_SECONDS = env.int("HEARTBEAT_SECONDS", default=30)
 PROMETHEUS_PULL_SECONDS = env.int("PROMETHEUS_PULL_SECONDS", default=60)
 PROMETHEUS_PULL_TIMEOUT_SECONDS = env.float("PROMETHEUS_PULL_TIMEOUT_SECONDS", default=10.0)
 PROMETHEUS_PULL_FIRST_LOOKBACK = env.int("PROMETHEUS_PULL_FIRST_LOOKBACK", default=3600)
+# The hour (UTC, 0-23) beat sends the daily digest of notices to those who chose it; it covers the 24 h
+# before that hour. Checked here: a wrong value would otherwise only show as beat never sending it.
+NOTIFICATION_DIGEST_HOUR = env.int("NOTIFICATION_DIGEST_HOUR", default=7)
+if not 0 <= NOTIFICATION_DIGEST_HOUR <= 23:
+    raise ImproperlyConfigured(f"NOTIFICATION_DIGEST_HOUR must be 0-23, not {NOTIFICATION_DIGEST_HOUR}")
 
 # Every periodic schedule lives here, each entry named after its task (the task's name with dashes).
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
@@ -375,6 +380,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "idempotency-records-purge": {
         "task": "core.tasks.idempotency_records_purge",
         "schedule": crontab(minute=23),
+    },
+    "notification-digests-send": {
+        "task": "core.tasks.notification_digests_send",
+        "schedule": crontab(hour=NOTIFICATION_DIGEST_HOUR, minute=0),
     },
     "gates-evaluate-open": {"task": "program.tasks.gates_evaluate_open", "schedule": crontab(minute="*/15")},
     "exceptions-expire": {"task": "freeze.tasks.exceptions_expire", "schedule": crontab(minute="*/5")},

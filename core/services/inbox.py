@@ -1,5 +1,9 @@
 """The in-app inbox: marking notifications read. Read state is personal, so it writes no audit row
-(history records what happened to programs and exceptions, not who has seen what)."""
+(history records what happened to programs and exceptions, not who has seen what).
+
+A notice you acted on is read: a service acting on an object calls `notifications_mark_read_for` with
+the object's link, in its own transaction, so the acting user's notices about it turn read with the
+change (and stay unread if the change is refused)."""
 
 from __future__ import annotations
 
@@ -29,3 +33,14 @@ def receipts_read_all(*, actor: User) -> int:
     """Mark every unread notification of the actor read; returns how many were unread. No role: any
     signed-in user, in their own inbox only."""
     return NotificationReceipt.objects.filter(user=actor, read_at__isnull=True).update(read_at=timezone.now())
+
+
+def notifications_mark_read_for(*, actor: User, link: str) -> int:
+    """Mark read the actor's unread notifications about the object at `link` (the site path the notices
+    carry, e.g. reverse("incidents:detail", args=[pk])); returns how many. Only the actor's: the others
+    told about it have not acted. No role: it is the actor's own inbox."""
+    if not link:
+        return 0
+    return NotificationReceipt.objects.filter(
+        user=actor, read_at__isnull=True, notification__link=link
+    ).update(read_at=timezone.now())

@@ -22,6 +22,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
+from core.services.inbox import notifications_mark_read_for
 from core.services.model_update import model_update
 from freeze.models import Component
 from incidents import evidence
@@ -120,13 +121,18 @@ def _write_evidence(incident: Incident, user: User, *, replace: bool) -> None:
         observations_ingest_rows(rows=rows, actor=user, source=evidence.SOURCE)
 
 
+def _link(incident: Incident) -> str:
+    return reverse("incidents:detail", args=[incident.pk])
+
+
 def _notify(incident: Incident, event: str, subject: str, actor: User) -> None:
+    # No program_key: an incident belongs to a system and a component, which every program shares.
     users = get_user_model().objects.filter(groups__name=incident.owner_team).exclude(pk=actor.pk).distinct()
     notification_send(
         event=event,
         subject=subject,
         body=f"{incident.severity} on {incident.system.key} / {incident.component.key}: {incident.title}",
-        link=reverse("incidents:detail", args=[incident.pk]),
+        link=_link(incident),
         payload={"incident": incident.pk, "state": incident.state},
         users=list(users.order_by("pk")),
     )
@@ -223,6 +229,8 @@ def incident_update(*, actor: User, incident: Incident, changes: IncidentChanges
         )
         if evidence_changed and (was_resolved or incident.is_resolved):
             _write_evidence(incident, actor, replace=was_resolved)
+        # Whoever updates, resolves or reopens an incident has acted on the notices about it.
+        notifications_mark_read_for(actor=actor, link=_link(incident))
         if action != "updated":
             _notify(
                 incident, f"incident.{action}", f"Incident #{incident.pk} {action}: {incident.title}", actor

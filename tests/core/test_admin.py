@@ -29,7 +29,6 @@ from core.roles import PROGRAM_LEADS
 PLAIN = {
     "auth.User",  # Django's users; roles are their groups (core.roles).
     "auth.Group",  # the roles and owner teams themselves.
-    "core.WebhookEndpoint",  # receiver configuration, no state (README: added in the admin).
     "metrics.System",  # reference data the API edits as plain CRUD too; delete is an action
     "metrics.Workload",  # that calls reference_delete.
 }
@@ -43,7 +42,6 @@ THROUGH_SERVICE = {
 DELETABLE = {
     "auth.User",
     "auth.Group",
-    "core.WebhookEndpoint",
     "axes.AccessAttempt",
     "axes.AccessLog",
     "axes.AccessFailureLog",

@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from core.notifications import notification_send
 from core.roles import PROGRAM_LEADS
 from core.services.api_tokens import api_token_create
+from core.services.webhooks import webhook_endpoint_create
 from freeze import services as freeze_services
 from incidents import services as incident_services
 from incidents.models import BugClass
@@ -136,6 +137,15 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("PUT", "/api/v1/systems/{key}/"): LEAD_OR_METRIC_OWNER,
     ("PATCH", "/api/v1/systems/{key}/"): LEAD_OR_METRIC_OWNER,
     ("DELETE", "/api/v1/systems/{key}/"): LEAD_OR_METRIC_OWNER,
+    # Everyone lists the endpoints they may manage (none for most); the fixture's is the program's, so
+    # its lead manages it (core.policies.may_manage_webhooks).
+    ("GET", "/api/v1/webhooks/"): EVERYONE,
+    ("POST", "/api/v1/webhooks/"): LEAD,
+    ("GET", "/api/v1/webhooks/{id}/"): LEAD,
+    ("PATCH", "/api/v1/webhooks/{id}/"): LEAD,
+    ("DELETE", "/api/v1/webhooks/{id}/"): LEAD,
+    ("POST", "/api/v1/webhooks/{id}/deactivate/"): LEAD,
+    ("POST", "/api/v1/webhooks/{id}/reactivate/"): LEAD,
     ("GET", "/api/v1/workloads/"): EVERYONE,
     ("POST", "/api/v1/workloads/"): LEAD_OR_METRIC_OWNER,
     ("GET", "/api/v1/workloads/{key}/"): EVERYONE,
@@ -203,9 +213,13 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
         opened_at=setup["now"] - timedelta(hours=3),
         detected_at=setup["now"] - timedelta(hours=2),
     )
+    hook = webhook_endpoint_create(
+        actor=lead, name="chat", url="https://chat.example.com/", program_key=program.slug
+    ).endpoint
     return {
         "users": users,
         "args": {
+            "webhooks": {"id": hook.pk},
             "incidents": {"id": incident.pk},
             "criteria": {"id": gate.criteria.first().pk},
             "definitions": {"key": "training-throughput", "version": 1},

@@ -18,6 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from core.notifications import notification_send
 from core.services.api_tokens import api_token_create
+from core.services.webhooks import webhook_endpoint_create
 from freeze import services as freeze_services
 from incidents import services as incident_services
 from incidents.models import BugClass
@@ -55,6 +56,15 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "notification-open": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notification-read": (POST_ONLY, row("302 404 404 404 404 404 302")),
     "notifications-read-all": (POST_ONLY, row("302 302 302 302 302 302 302")),
+    # Everyone has preferences of their own; the empty form lacks every kind's choice (400).
+    "notification-preferences": (row("302 200 200 200 200 200 200"), row("302 400 400 400 400 400 400")),
+    # Program leads manage their program's endpoints (core.policies.may_manage_webhooks); the fixture's
+    # endpoint is the fixture program's. Reactivating an active one is refused with a message (302).
+    "webhooks": LEAD_FORM,
+    "webhook-edit": LEAD_FORM,
+    "webhook-deactivate": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "webhook-reactivate": (POST_ONLY, row("302 403 403 403 403 403 302")),
+    "webhook-delete": (POST_ONLY, row("302 403 403 403 403 403 302")),
     "healthz": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
     # Prometheus scrapes from this host here (the test client's address); see test_prometheus_metrics.
     "prometheus-metrics": (row("200 200 200 200 200 200 200"), row("405 405 405 405 405 405 405")),
@@ -202,6 +212,9 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
         detected_at=ref["now"] - timedelta(hours=2),
     )
     leads_only = notification_send(event="gate.ready", subject="s", body="b", link="/programs/", users=[lead])
+    hook = webhook_endpoint_create(
+        actor=lead, name="chat", url="https://chat.example.com/", program_key=program.slug
+    ).endpoint
     users = {
         "anonymous": None,
         "viewer": viewer,
@@ -249,6 +262,10 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
             },
             "password_reset_confirm": {"uidb64": "MQ", "token": "not-a-token"},
             "notification-read": {"pk": leads_only.pk},
+            **{
+                name: {"pk": hook.pk}
+                for name in ("webhook-edit", "webhook-deactivate", "webhook-reactivate", "webhook-delete")
+            },
             "freeze:levels": {"window_id": ref["window"].pk},
             "freeze:levels-import": {"window_id": ref["window"].pk},
             "freeze:exception": {"pk": submitted.pk},
