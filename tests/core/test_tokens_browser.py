@@ -27,6 +27,7 @@ def test_make_a_token_on_the_page_and_use_it(page, demo, live_server, width):
     page.set_viewport_size({"width": width, "height": 860})
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     sign_in(page, "viewer")
+    page.click(".account-menu summary")  # the account's own pages are in the header's menu
     page.get_by_role("link", name="API tokens").click()
     page.wait_for_url("**/account/tokens/")
     page.fill("input[name=name]", f"from the browser {width}")

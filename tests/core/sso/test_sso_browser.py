@@ -53,6 +53,7 @@ def test_sign_in_through_the_provider_lands_on_my_work_with_what_the_groups_allo
 
     # The metric owners' group is taken away at the provider: gone at the next sign-in.
     oidc_provider.user("erin", **ERIN, groups=["rt-engineers", "training-platform"])
+    page.click(".account-menu summary")
     page.click("text=Sign out")
     page.wait_for_url("**/login/")
     sign_in_with_the_provider(page, oidc_provider, "erin")
