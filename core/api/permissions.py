@@ -4,16 +4,19 @@ Each app's api.py keeps one table, WRITE_RULES, from action to the roles (core.r
 it; each write view names its rule in `write_rule`. `RoleRequired` runs in DRF's `initial()`, before
 anything touches `request.data`, so a caller who may not act gets 403 whatever they send, and never
 learns from field errors what a valid body looks like. Anonymous callers get 401; any signed-in user
-reads. Rules that depend on the object (only the requester submits; a component's owners approve)
-are asked of the service by the view's `check_permissions`, still before the body. The services
-check again: the API is one caller of several.
+reads. Rules that depend on the object (only the requester submits; a component's owners approve; only
+a lead of *that* program decides its gates) are asked before the body too: a rule's `scope` looks the
+object up from the URL's arguments (404 when it names nothing) and asks the app's policy, or the view's
+`check_permissions` asks the service. The services check again: the API is one caller of several.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from core.roles import ROLE_LABELS, has_role
@@ -28,12 +31,16 @@ MSG_NO_RULE = "This operation declares no permission rule, so nobody may use it.
 
 @dataclass(frozen=True)
 class WriteRule:
-    """`action` completes "Only a program lead may …". No roles and no permission: anyone signed in,
-    and an object-level rule in the service decides."""
+    """`action` completes "Only a metric owner may …". No roles and no permission: anyone signed in,
+    and an object-level rule decides — `scope`, or the service.
+
+    `scope(user, url_kwargs)` is an app's policy for the object the URL names: it raises
+    PermissionDenied (the refusal names the rule) or a 404, and returns None to allow."""
 
     action: str
     roles: tuple[str, ...] = ()
     permission: str = ""
+    scope: Callable[[User | AnonymousUser, Mapping[str, Any]], None] | None = None
 
     def allows(self, user: User | AnonymousUser) -> bool:
         if self.permission:
@@ -60,7 +67,13 @@ class RoleRequired(BasePermission):
         if rule is None:
             self.message = MSG_NO_RULE  # fails closed: a new write view must say who may use it
             return False
-        if rule.allows(request.user):
-            return True
-        self.message = rule.refusal
-        return False
+        if not rule.allows(request.user):
+            self.message = rule.refusal
+            return False
+        if rule.scope is not None:
+            try:
+                rule.scope(request.user, view.kwargs)
+            except PermissionDenied as refusal:
+                self.message = str(refusal)
+                return False
+        return True
