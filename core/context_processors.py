@@ -4,14 +4,14 @@ from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
 from core.models import NotificationReceipt
-from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS, has_role
+from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, has_role
 
 
 def roles(request: HttpRequest) -> dict[str, bool]:
-    """Role flags for templates, so pages show only the actions a person may take."""
+    """Role flags for templates, so pages show only the actions a person may take. Program roles are
+    per program: each program page asks program.policies (`can_lead`, `can_decide`, …)."""
     user = request.user
     return {
-        "is_program_lead": has_role(user, PROGRAM_LEADS),
         "is_framework_engineer": has_role(user, FRAMEWORK_ENGINEERS),
         "is_metric_owner": has_role(user, METRIC_OWNERS),
     }

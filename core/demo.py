@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import Group, Permission, User
 
 from core.models import ApiToken
-from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS
+from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PLATFORM_ADMINS, PROGRAM_LEADS
 from core.services.api_tokens import api_token_create
 
 DEMO_PASSWORD = "rebuild-demo-2026"
@@ -28,6 +28,8 @@ class DemoUser:
 DEMO_USERS = (
     DemoUser("lead", "Lena Lead", "program lead", (PROGRAM_LEADS,)),
     DemoUser("lead2", "Liam Second-Lead", "program lead", (PROGRAM_LEADS,)),
+    DemoUser("lead3", "Priya Serving-Lead", "lead of the private serving program only", (PROGRAM_LEADS,)),
+    DemoUser("platform", "Pat Platform", "platform admin", (PLATFORM_ADMINS,)),
     DemoUser("engineer", "Erin Engineer", "framework engineer", (FRAMEWORK_ENGINEERS,)),
     DemoUser("metrics", "Mo Metrics", "metric owner", (METRIC_OWNERS, "data-platform")),
     DemoUser("owner", "Omar Owner", "component owner (training-platform)", ("training-platform",)),

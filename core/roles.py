@@ -19,7 +19,7 @@ _GROUP_NAMES_CACHE = "_group_names_cache"
 
 ROLE_GROUPS = (PROGRAM_LEADS, FRAMEWORK_ENGINEERS, METRIC_OWNERS)
 ROLE_LABELS = {
-    PROGRAM_LEADS: "program lead",
+    PROGRAM_LEADS: "program creator",  # the group program-leads: may create programs (issue 25)
     FRAMEWORK_ENGINEERS: "framework engineer",
     METRIC_OWNERS: "metric owner",
     PLATFORM_ADMINS: "platform admin",

@@ -14,8 +14,10 @@ from metrics.models import MetricDefinition, Observation, System, Workload
 from metrics.public import definition_version_create, rollups_rebuild
 from program import services
 from program.models import Criterion, Decision, Gate, Phase, Program
+from program.services import memberships
 
 SLUG = "frontier-rebuild"
+SERVING_SLUG = "serving-rebuild"
 # The rebuild-14m template's slots, bound to the demo registry (metrics/demo.py).
 DEMO_BINDINGS = {
     "throughput": "training-throughput",
@@ -157,7 +159,29 @@ def demo_load(*, users: Mapping[str, User], stdout: OutputWrapper) -> None:
     )
     _migrations(program, engineer)
     _shadow_period(users["metrics"])
+    _memberships(program, users, stdout)
     stdout.write(f"Loaded demo program '{program.name}' (month 11 of 14, in cutover).")
+
+
+def _memberships(program: Program, users: Mapping[str, User], stdout: OutputWrapper) -> None:
+    """Roles are per program (issue 25): lead2 co-leads the frontier program, the engineer and the viewer
+    are its members; lead3 leads a second, private program alone, which only its members and the
+    platform admin see."""
+    lead = users["lead"]
+    memberships.membership_grant(actor=lead, program=program, user=users["lead2"], role="lead")
+    memberships.membership_grant(actor=lead, program=program, user=users["engineer"], role="engineer")
+    memberships.membership_grant(actor=lead, program=program, user=users["viewer"], role="viewer")
+    serving = services.program_create(
+        actor=users["lead3"],
+        slug=SERVING_SLUG,
+        name="Serving stack rebuild (private)",
+        description="The inference fleet's rebuild; private to its members while the vendor deal is open.",
+        start_date=timezone.localdate() - relativedelta(months=2),
+        baseline=System.objects.get(key="legacy"),
+        candidate=System.objects.get(key="rebuilt"),
+        is_private=True,
+    )
+    stdout.write(f"Loaded demo program '{serving.name}', led by lead3 alone.")
 
 
 def _backdate(program: Program, start: date) -> None:

@@ -131,6 +131,14 @@ def _program_text(who: str, record: Transition, name: str) -> str:
         tail = f" (decided gates left as they were: {', '.join(map(str, skipped))})" if skipped else ""
         count = data.get("criteria", 0)
         return f"{who} bound {pairs} in {count} {'criterion' if count == 1 else 'criteria'}{tail}"
+    if record.action in ("member_granted", "member_role_changed", "member_removed"):
+        data = record.data or {}
+        member, role = data.get("member", ""), data.get("role", "")
+        if record.action == "member_granted":
+            return f"{who} made {member} a {role} of {name}"
+        if record.action == "member_role_changed":
+            return f"{who} changed {member} from {data.get('previous_role', '')} to {role} in {name}"
+        return f"{who} removed {member} ({role}) from {name}"
     if record.action == "approval_bar_set":
         after = (record.data or {}).get("after")
         weeks = f"{after} week{'' if after == 1 else 's'} before a gate" if after else "off"

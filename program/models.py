@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pghistory
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import models
 from django.db.models import Q
 
@@ -33,6 +34,8 @@ class Program(models.Model):
         help_text="Weeks before a gate's due date in which medium-risk exceptions need one more approval "
         "and a program lead. Empty: off.",
     )
+    # Private: only its members and platform admins read it (program.policies.programs_readable).
+    is_private = models.BooleanField(default=False)
 
     # Allowed-from table (core.transitions.require_state): action -> states it may start from.
     TRANSITIONS = {"advance": {Status.ACTIVE}}
@@ -47,6 +50,61 @@ class Program(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ProgramMembership(models.Model):
+    """A user or a group (a team) holding a role in one program (program.policies decides what each
+    role may do). Granted and removed only by program.services.memberships."""
+
+    class Role(models.TextChoices):
+        LEAD = "lead"
+        ENGINEER = "engineer"
+        VIEWER = "viewer"
+
+    program = models.ForeignKey(Program, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="program_memberships",
+    )
+    group = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.CASCADE, related_name="program_memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["program", "role", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(user__isnull=False, group__isnull=True)
+                | Q(user__isnull=True, group__isnull=False),
+                name="membership_user_xor_group",
+            ),
+            # One role per member and program; these unique indexes also serve the lookup of a
+            # user's memberships (program.policies.member_roles) by program.
+            models.UniqueConstraint(
+                fields=["user", "program"], condition=Q(user__isnull=False), name="membership_one_per_user"
+            ),
+            models.UniqueConstraint(
+                fields=["group", "program"], condition=Q(group__isnull=False), name="membership_one_per_group"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member} {self.role} of {self.program.slug}"
+
+    @property
+    def member(self) -> str:
+        """'user:lena' or 'group:training-platform', as the API names a member."""
+        if self.user is not None:
+            return f"user:{self.user.username}"
+        return f"group:{self.group.name if self.group is not None else ''}"
 
 
 @pghistory.track()  # re-planned dates keep their history

@@ -4,9 +4,10 @@ Each app's api.py keeps one table, WRITE_RULES, from action to the roles (core.r
 it; each write view names its rule in `write_rule`. `RoleRequired` runs in DRF's `initial()`, before
 anything touches `request.data`, so a caller who may not act gets 403 whatever they send, and never
 learns from field errors what a valid body looks like. Anonymous callers get 401; any signed-in user
-reads. Rules that depend on the object (only the requester submits; a component's owners approve)
-are asked of the service by the view's `check_permissions`, still before the body. The services
-check again: the API is one caller of several.
+reads. Rules that depend on the object (only the requester submits; a component's owners approve; only
+a lead of *that* program decides its gates) are asked before the body too: a rule's `object_rule` looks the
+object up from the URL's arguments (404 when it names nothing) and asks the app's policy, or the view's
+`check_permissions` asks the service. The services check again: the API is one caller of several.
 
 A request made with an API token is also held to the token's scopes, here and only here
 (`scope_refusal`): a view's `token_scope` names the scope it needs (per method, or for all), else safe
@@ -18,10 +19,11 @@ Session-authenticated callers (pages, the browser) carry no token and are not af
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 
 from core.models import ApiToken
@@ -67,12 +69,16 @@ def scope_refusal(request: Request, view: APIView) -> str | None:
 
 @dataclass(frozen=True)
 class WriteRule:
-    """`action` completes "Only a program lead may …". No roles and no permission: anyone signed in,
-    and an object-level rule in the service decides."""
+    """`action` completes "Only a metric owner may …". No roles and no permission: anyone signed in,
+    and an object-level rule decides — `object_rule`, or the service.
+
+    `object_rule(user, url_kwargs)` is an app's policy for the object the URL names: it raises
+    PermissionDenied (the refusal names the rule) or a 404, and returns None to allow."""
 
     action: str
     roles: tuple[str, ...] = ()
     permission: str = ""
+    object_rule: Callable[[User | AnonymousUser, Mapping[str, Any]], None] | None = None
 
     def allows(self, user: User | AnonymousUser) -> bool:
         if self.permission:
@@ -116,7 +122,13 @@ class RoleRequired(BasePermission):
         if rule is None:
             self.message = MSG_NO_RULE  # fails closed: a new write view must say who may use it
             return False
-        if rule.allows(request.user):
-            return True
-        self.message = rule.refusal
-        return False
+        if not rule.allows(request.user):
+            self.message = rule.refusal
+            return False
+        if rule.object_rule is not None:
+            try:
+                rule.object_rule(request.user, view.kwargs)
+            except PermissionDenied as refusal:
+                self.message = str(refusal)
+                return False
+        return True

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -21,26 +22,56 @@ from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user
-from freeze import selectors, services
+from core.roles import FRAMEWORK_ENGINEERS, acting_user
+from freeze import policies, selectors, services
 from freeze.models import Component, FreezeWindow
+from program import policies as program_policies
 from program.models import Program
 
-# Who may write, per action: refused with 403 before the body is read (core.api.permissions).
-# No roles: anyone signed in, and the view asks exception_allowed_actions (requester; approvers).
+
+def _window_lead(user: User | AnonymousUser, kwargs: Mapping[str, Any]) -> None:
+    """A lead of the program whose window the URL names (404 for a window of a private program the user
+    may not read)."""
+    window = FreezeWindow.objects.select_related("program").filter(pk=kwargs["pk"]).first()
+    if window is None:
+        return  # the view answers the 404
+    if not program_policies.may_read(user, window.program):
+        raise ApplicationError(f"There is no freeze window {kwargs['pk']}.", status=404)
+    policies.require_window_lead(user, window, "set freeze levels")
+
+
+def _lead_anywhere(action: str) -> Callable[[User | AnonymousUser, Mapping[str, Any]], None]:
+    """The program is named in the body: leading none is refused here, another program's by the service."""
+
+    def object_rule(user: User | AnonymousUser, kwargs: Mapping[str, Any]) -> None:
+        program_policies.require_lead_anywhere(user, action)
+
+    return object_rule
+
+
+# Who may write, per action: refused with 403 before the body is read (core.api.permissions); the
+# rules are freeze.policies'. No roles and no object rule: anyone signed in, and the view asks
+# exception_allowed_actions (requester; approvers; a lead of the window's program revokes).
 WRITE_RULES = {
-    "component_upsert": WriteRule("manage components", (PROGRAM_LEADS,)),
-    "window_create": WriteRule("create freeze windows", (PROGRAM_LEADS,)),
-    "levels_set": WriteRule("set freeze levels", (PROGRAM_LEADS,)),
+    "component_upsert": WriteRule(
+        "manage components", object_rule=lambda user, kwargs: policies.require_manage_components(user)
+    ),
+    "window_create": WriteRule("create freeze windows", object_rule=_lead_anywhere("create freeze windows")),
+    "levels_set": WriteRule("set freeze levels", object_rule=_window_lead),
     "exception_create": WriteRule("file freeze exceptions", (FRAMEWORK_ENGINEERS,)),
     "exception_edit": WriteRule("edit freeze exceptions", (FRAMEWORK_ENGINEERS,)),
     "exception_submit": WriteRule("submit freeze exceptions"),
     "exception_withdraw": WriteRule("withdraw freeze exceptions"),
     "exception_approve": WriteRule("approve freeze exceptions"),
     "exception_reject": WriteRule("reject freeze exceptions"),
-    "exception_revoke": WriteRule("revoke exceptions", (PROGRAM_LEADS,)),
-    "override_open": WriteRule("open break-glass overrides", (PROGRAM_LEADS,)),
-    "override_review": WriteRule("review break-glass overrides", (PROGRAM_LEADS,)),
+    "exception_revoke": WriteRule("revoke exceptions"),
+    "override_open": WriteRule(
+        "open break-glass overrides", object_rule=_lead_anywhere("open break-glass overrides")
+    ),
+    # Whether this user may review this override (never its opener) is asked in check_permissions.
+    "override_review": WriteRule(
+        "review break-glass overrides", object_rule=_lead_anywhere("review break-glass overrides")
+    ),
 }
 
 

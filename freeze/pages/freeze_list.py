@@ -11,12 +11,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
-from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, acting_user, has_role
-from freeze import selectors, services
+from core.roles import acting_user
+from freeze import policies, selectors, services
 from freeze.history import CAPPED, window_history
 from freeze.models import FreezeWindow
 from freeze.pages.forms import levels_form_class
+from program import policies as program_policies
 
 
 def _table_moment(window: FreezeWindow | None, now: datetime) -> datetime:
@@ -31,7 +31,13 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
     """One table: components by layer × the windows in force now (or when the chosen window is),
     with the chosen window's history below."""
     now = timezone.now()
-    windows = list(FreezeWindow.objects.select_related("program").order_by("starts_at", "pk"))
+    # A private program's windows are shown to its members and platform admins only.
+    windows = list(
+        FreezeWindow.objects.select_related("program")
+        .filter(program_policies.readable_filter(request.user, "program"))
+        .order_by("starts_at", "pk")
+    )
+    readable = {w.pk for w in windows}
     if window_id:
         window = next((w for w in windows if w.pk == window_id), None)
         if window is None:
@@ -42,6 +48,8 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
     # Each column shows the span in force: a recurring window's occurrence, not its whole season.
     columns = []
     for span in selectors.in_force_at(moment):
+        if span.window.pk not in readable:
+            continue
         span.window.shown_span = (span.starts_at, span.ends_at)
         columns.append(span.window)
     if window is not None and window not in columns:
@@ -57,7 +65,7 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
         "window_groups": _window_groups(windows, now),
         "upcoming": [w for w in windows if w.starts_at > now][:5],
         "history": window_history(window, size=CAPPED) if window else None,
-        "can_edit": has_role(request.user, PROGRAM_LEADS),
+        "can_edit": window is not None and policies.is_window_lead(request.user, window),
     }
     return render(request, "freeze/freeze_list.html", context)
 
@@ -93,9 +101,17 @@ def _changed_message(changed: int, window: FreezeWindow) -> str:
     return f"{changed} level{'s' if changed != 1 else ''} changed in '{window.name}'."
 
 
-@role_required(PROGRAM_LEADS, action="set freeze levels")
+def _window_to_edit(request: HttpRequest, window_id: int) -> FreezeWindow:
+    """The window whose levels the page sets, once the policy allows it (before any input is read)."""
+    window = get_object_or_404(FreezeWindow.objects.select_related("program"), pk=window_id)
+    if not program_policies.may_read(request.user, window.program):
+        raise Http404("No such freeze window.")
+    policies.require_window_lead(request.user, window, "set freeze levels")
+    return window
+
+
 def levels_edit(request: HttpRequest, window_id: int) -> HttpResponse:
-    window = get_object_or_404(FreezeWindow, pk=window_id)
+    window = _window_to_edit(request, window_id)
     if request.method != "POST":
         return _levels_page(request, window)
     rows = selectors.window_levels(window)
@@ -118,9 +134,8 @@ def levels_edit(request: HttpRequest, window_id: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="set freeze levels")
 def levels_import(request: HttpRequest, window_id: int) -> HttpResponse:
-    window = get_object_or_404(FreezeWindow, pk=window_id)
+    window = _window_to_edit(request, window_id)
     try:
         changed = services.freeze_levels_import(
             actor=acting_user(request), window=window, file=request.FILES.get("file")

@@ -12,9 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.pages.form_submit import form_submit
-from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, acting_user, has_role
-from freeze import services
+from core.roles import acting_user
+from freeze import policies, services
 from freeze.models import FreezeOverride
 from freeze.pages.overrides_forms import OverrideForm, ReviewForm
 
@@ -29,11 +28,11 @@ def overrides_panel_context(request: HttpRequest) -> dict[str, Any]:
     user = request.user
     awaiting = list(_overrides().filter(reviewed_at__isnull=True).order_by("starts_at", "pk"))
     for override in awaiting:
-        override.may_review = has_role(user, PROGRAM_LEADS) and override.opened_by_id != user.pk
+        override.may_review = policies.may_review_override(user, override)
     return {
         "in_force": list(_overrides().filter(starts_at__lte=now, ends_at__gt=now).order_by("ends_at", "pk")),
         "awaiting": awaiting,
-        "can_open": has_role(user, PROGRAM_LEADS),
+        "can_open": policies.may_open_override(user),
         "open_form": OverrideForm(initial={"ends_at": OverrideForm.default_end()}),
         "review_form": ReviewForm(),
         "request": request,
@@ -44,8 +43,8 @@ def _back() -> str:
     return reverse("freeze:list") + "#overrides"
 
 
-@role_required(PROGRAM_LEADS, action="open break-glass overrides")
 def override_new(request: HttpRequest) -> HttpResponse:
+    policies.require_open_override(request.user)
     form = OverrideForm(request.POST or None, initial={"ends_at": OverrideForm.default_end()})
     status = 200
     if request.method == "POST":
@@ -67,8 +66,8 @@ def override_new(request: HttpRequest) -> HttpResponse:
     return render(request, "freeze/override_form.html", {"form": form}, status=status)
 
 
-@role_required(PROGRAM_LEADS, action="review break-glass overrides")
 def override_review(request: HttpRequest, pk: int) -> HttpResponse:
+    policies.require_open_override(request.user)  # who may review any, before the 404
     override = get_object_or_404(_overrides(), pk=pk)
     # The opener: styled 403.
     services.override_reviewer_check(actor=acting_user(request), override=override)

@@ -16,19 +16,22 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet, Value
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Value
 from django_fsm import can_proceed
 
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, ROLE_LABELS, group_names
+from core.roles import PLATFORM_ADMINS
+from freeze import policies
 from freeze.models import Approval, Component, FreezeEntry, FreezeException, FreezeWindow, Level
 from freeze.selectors.levels import level_at, windows_at
+from program import policies as program_policies
 
 ACTIONS = ("edit", "submit", "approve", "reject", "withdraw", "revoke")
-DECISIONS = ("approve", "reject")
-MSG_SELF_APPROVAL = "You requested or edited this exception; someone else must approve or reject it."
-MSG_NOT_APPROVER = "Only members of {team} or program leads may decide exceptions on {component}."
-MSG_ROLE = "Only a {role} may {doing} freeze exceptions."
-MSG_REQUESTER = "Only the requester {action}s their exception."
+# The rules themselves live in freeze.policies; these names stay importable from here.
+DECISIONS = policies.DECISIONS
+MSG_SELF_APPROVAL = policies.MSG_SELF_APPROVAL
+MSG_NOT_APPROVER = policies.MSG_NOT_APPROVER
+MSG_ROLE = policies.MSG_ROLE
+MSG_REQUESTER = policies.MSG_REQUESTER
 
 
 def _author_ids(exception: FreezeException) -> frozenset[int]:
@@ -53,22 +56,8 @@ def _standing_approver_ids(exception: FreezeException) -> set[int]:
 
 
 def _actor_refusal(user: User, exception: FreezeException, action: str) -> str | None:
-    """Why `user` may never take `action` on this exception, whatever its state; None if they may."""
-    roles = group_names(user)
-    if action == "edit" and FRAMEWORK_ENGINEERS not in roles:
-        return MSG_ROLE.format(role=ROLE_LABELS[FRAMEWORK_ENGINEERS], doing="edit")
-    if action == "revoke" and PROGRAM_LEADS not in roles:
-        return "Only a program lead may revoke exceptions."
-    if action in ("submit", "withdraw") and exception.requester_id != user.pk:
-        return MSG_REQUESTER.format(action=action)
-    if action in DECISIONS:
-        # Separation of duties: whoever wrote any of it never decides it.
-        if user.pk in _author_ids(exception):
-            return MSG_SELF_APPROVAL
-        team = exception.component.owner_team
-        if PROGRAM_LEADS not in roles and not (team and team in roles):
-            return MSG_NOT_APPROVER.format(team=team, component=exception.component.key)
-    return None
+    """Why `user` may never take `action` on this exception, whatever its state (freeze.policies)."""
+    return policies.exception_actor_refusal(user, exception, action, _author_ids(exception))
 
 
 @dataclass(frozen=True)
@@ -101,26 +90,34 @@ def exception_allowed_actions(user: User, exception: FreezeException) -> Allowed
     for action in ACTIONS:
         allowed = refusals[action] is None and can_proceed(getattr(exception, action))
         buttons[action] = allowed and not (action in DECISIONS and decided)
-    return AllowedActions(refusals, buttons, PROGRAM_LEADS in group_names(user))
+    return AllowedActions(refusals, buttons, policies.approves_as_lead(user, exception))
 
 
 def exception_approvers(exception: FreezeException) -> list[User]:
-    """Everyone who may approve it now: the owner team's members and the program leads, minus its
-    authors and anyone whose verdict stands. The notification recipients and the page's "who may
-    approve" line. Two queries."""
+    """Everyone who may approve it now: the owner team's members, the leads of the window's program and
+    the platform admins, minus its authors and anyone whose verdict stands. The notification recipients
+    and the page's "who may approve" line. Three queries."""
+    program_id = exception.window.program_id
+    leads = Q(pk__in=program_policies.lead_user_ids(program_id))
     candidates = (
         get_user_model()
         .objects.filter(
-            Q(groups__name=exception.component.owner_team) | Q(groups__name=PROGRAM_LEADS), is_active=True
+            Q(groups__name=exception.component.owner_team)
+            | leads
+            | Q(groups__name=PLATFORM_ADMINS)
+            | Q(is_superuser=True),
+            is_active=True,
         )
+        .annotate(leads_program=ExpressionWrapper(leads, output_field=BooleanField()))
         .prefetch_related("groups")
         .distinct()
         .order_by("username")
     )
-    approvers = []
+    approvers: list[User] = []
     for user in candidates:
-        # Prime the cache core.roles.group_names reads, from the prefetched groups (no query per user).
+        # Prime what the policies read, from the prefetched groups and the leads (no query per user).
         setattr(user, "_group_names_cache", frozenset(g.name for g in user.groups.all()))  # noqa: B010
+        program_policies.member_roles_prime(user, {program_id: "lead"} if user.leads_program else {})
         if exception_allowed_actions(user, exception).approve:
             approvers.append(user)
     return approvers
@@ -139,10 +136,7 @@ def approvals_standing(exception: FreezeException) -> list[Approval]:
 def approvals_enough(exception: FreezeException) -> bool:
     """The required number, one of them a program lead's when that was required (both fixed at
     submission: freeze.services.approval_bar)."""
-    approvals = approvals_standing(exception)
-    if len(approvals) < exception.required_approvals:
-        return False
-    return not exception.requires_lead_approval or any(a.as_program_lead for a in approvals)
+    return policies.approvals_enough(exception, approvals_standing(exception))
 
 
 def approval_progress(exception: FreezeException) -> str:
@@ -167,7 +161,7 @@ def approval_needs(exception: FreezeException, approvers: list[User]) -> str:
     standing = approvals_standing(exception)
     missing = max(exception.required_approvals - len(standing), 0)
     lead_missing = exception.requires_lead_approval and not any(a.as_program_lead for a in standing)
-    leads = [u for u in approvers if PROGRAM_LEADS in group_names(u)]
+    leads = [u for u in approvers if policies.approves_as_lead(u, exception)]
     team = [u for u in approvers if u not in leads]
     owner = exception.component.owner_team
     if lead_missing and missing <= 1:
@@ -197,7 +191,7 @@ def exceptions_awaiting(user: User) -> QuerySet[FreezeException]:
     query reads the candidates with their authors and verdicts, the queryset returned is the list."""
     candidates = (
         FreezeException.objects.effective_status_in([FreezeException.Status.SUBMITTED])
-        .select_related("component")
+        .select_related("component", "window__program")
         .annotate(
             author_pks=ArrayAgg("authors__id", distinct=True, default=Value([])),
             verdict_pks=ArrayAgg(

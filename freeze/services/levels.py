@@ -16,9 +16,9 @@ from django.utils import timezone
 from core.api.parsers import surrogate_problem
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, require_role
-from freeze import recurrence
+from freeze import policies, recurrence
 from freeze.models import Component, FreezeEntry, FreezeWindow, Level
+from program import policies as program_policies
 from program.models import Phase, Program
 
 
@@ -26,7 +26,7 @@ from program.models import Phase, Program
 def component_upsert(
     *, actor: User, key: str, name: str, layer: str, owner_team: str, description: str = ""
 ) -> Component:
-    require_role(actor, PROGRAM_LEADS, "manage components")
+    policies.require_manage_components(actor)
     component, _ = Component.objects.update_or_create(
         key=key, defaults={"name": name, "layer": layer, "owner_team": owner_team, "description": description}
     )
@@ -47,7 +47,7 @@ def window_create(
     occurrence_duration: timedelta | None = None,
 ) -> FreezeWindow:
     """A window over starts_at..ends_at; with an `rrule`, recurring inside that span (freeze.recurrence)."""
-    require_role(actor, PROGRAM_LEADS, "create freeze windows")
+    program_policies.require_lead(actor, program, "create freeze windows")
     if ends_at <= starts_at:
         raise ApplicationError("ends_at must be after starts_at.", status=400, field="ends_at")
     rrule = rrule.strip()
@@ -142,7 +142,7 @@ def freeze_levels_set(*, actor: User, window: FreezeWindow, levels: dict[str, st
     Only a row whose level in force differs is written: a level equal to the window's default removes
     the explicit entry (the component follows the default again), any other level creates or updates
     it. Every change keeps its history: pghistory on the entry and one `level` transition each."""
-    require_role(actor, PROGRAM_LEADS, "set freeze levels")
+    policies.require_window_lead(actor, window, "set freeze levels")
     # A key PostgreSQL cannot hold (NUL, lone surrogate) names no component: never sent to the query.
     storable = [key for key in levels if "\x00" not in key and not surrogate_problem(key)]
     components = {c.key: c for c in Component.objects.filter(key__in=storable)}
@@ -261,7 +261,7 @@ def freeze_levels_import(
     """Levels from an uploaded CSV (component,level columns) or YAML ({levels: [{component, level}]})
     export: `file` is the upload (its name ending .yaml/.yml means YAML) or raw bytes (CSV). Decoding
     and format problems are 400s naming `file`; then only the rows that change are written."""
-    require_role(actor, PROGRAM_LEADS, "set freeze levels")  # before reading a byte of it
+    policies.require_window_lead(actor, window, "set freeze levels")  # before reading a byte of it
     text, fmt = _decode_upload(file)
     rows = _rows(text, fmt)
     if not isinstance(rows, list) or not all(

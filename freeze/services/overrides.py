@@ -7,7 +7,6 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
@@ -16,14 +15,15 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.roles import PROGRAM_LEADS, require_role
+from core.roles import PROGRAM_LEADS
+from freeze import policies
 from freeze.models import Component, FreezeOverride
 
 MSG_TOO_LONG = "A break-glass override lasts at most 24 hours: ends_at must be by {limit:%Y-%m-%d %H:%M} UTC."
 MSG_PAST = "ends_at must be in the future."
 MSG_REASON = "Say what is broken and why it cannot wait."
 MSG_NOTE = "Write the review note: what was changed, and whether it should have waited."
-MSG_OWN = "You opened this override; another program lead reviews it."
+MSG_OWN = policies.MSG_OWN
 MSG_REVIEWED = "Override #{pk} was already reviewed by {who} on {at:%Y-%m-%d %H:%M} UTC."
 
 
@@ -51,9 +51,9 @@ def _owners_and_leads(override: FreezeOverride) -> list[User]:
 
 
 def override_open(*, actor: User, component: Component, reason: str, ends_at: datetime) -> FreezeOverride:
-    """Open now, until `ends_at` (at most 24 h ahead). The actor must be a program lead (refused
+    """Open now, until `ends_at` (at most 24 h ahead). The actor must lead a program (refused
     before any validation); the actor is recorded as the opener."""
-    require_role(actor, PROGRAM_LEADS, "open break-glass overrides")
+    policies.require_open_override(actor)
     now = timezone.now()
     if not reason.strip():
         raise ApplicationError(MSG_REASON, status=400, field="reason")
@@ -85,10 +85,8 @@ def override_open(*, actor: User, component: Component, reason: str, ends_at: da
 
 
 def override_reviewer_check(*, actor: User, override: FreezeOverride) -> None:
-    """Refuses (PermissionDenied) unless the actor is a program lead other than the override's opener."""
-    require_role(actor, PROGRAM_LEADS, "review break-glass overrides")
-    if override.opened_by_id == actor.pk:
-        raise PermissionDenied(MSG_OWN)
+    """Refuses (PermissionDenied) unless the actor leads a program and is not the override's opener."""
+    policies.require_review_override(actor, override)
 
 
 def override_review(*, actor: User, override: FreezeOverride, note: str) -> FreezeOverride:

@@ -10,14 +10,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.permissions import RoleRequired, WriteRule
+from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import PROGRAM_LEADS, acting_user
+from core.roles import acting_user
 from program import services
 from program.api.lookups import program_or_404
+from program.api.rules import WRITE_RULES
 from program.blueprints.schema import MAX_BAR_WEEKS
-
-WRITE_RULES = {"program_set_approval_bar": WriteRule("set the approval bar", (PROGRAM_LEADS,))}
 
 
 class ApprovalBarInput(serializers.Serializer[Any]):

@@ -10,14 +10,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.permissions import RoleRequired, WriteRule
+from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
-from core.roles import PROGRAM_LEADS, acting_user
+from core.roles import acting_user
 from program import services
 from program.api.lookups import program_or_404
+from program.api.rules import WRITE_RULES
 from program.selectors.bindings import program_bindings
-
-WRITE_RULES = {"program_bind": WriteRule("bind template slots", (PROGRAM_LEADS,))}
 
 
 class SlotBindingOutput(serializers.Serializer[Any]):

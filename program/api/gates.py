@@ -13,9 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
+from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
-from program import selectors, services
+from program import policies, selectors, services
 from program.api.lookups import gate_detail_or_404
 from program.api.rules import WRITE_RULES
 from program.models import Criterion, CriterionResult, Decision, Gate, Phase
@@ -126,7 +127,10 @@ class GateCreateView(APIView):
 class GateDetail(APIView):
     @extend_schema(responses=GateOutput)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(GateOutput(gate_detail_or_404(pk)).data)
+        gate = gate_detail_or_404(pk)
+        if not policies.may_read(request.user, gate.phase.program):
+            raise ApplicationError(f"There is no gate {pk}.", status=404)
+        return Response(GateOutput(gate).data)
 
 
 @extend_schema(tags=["program"], request=None, responses=GateOutput, parameters=[IDEMPOTENCY_KEY])

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser, User
+
 from core.errors import ApplicationError
-from program import selectors
+from program import policies, selectors
 from program.models import Gate, Program
 
 
@@ -13,6 +15,13 @@ def program_or_404(slug: str) -> Program:
     program = Program.objects.filter(slug=slug).first()
     if program is None:
         raise ApplicationError(f"There is no program '{slug}'.", status=404)
+    return program
+
+
+def program_readable_or_404(slug: str, user: User | AnonymousUser) -> Program:
+    """The program row alone, if this user may read it (a private program is a 404 to others)."""
+    program = program_or_404(slug)
+    policies.require_read(user, program)
     return program
 
 
@@ -30,3 +39,16 @@ def gate_detail_or_404(pk: int) -> Gate:
         return selectors.gate_get(pk)
     except Gate.DoesNotExist:
         raise ApplicationError(f"There is no gate {pk}.", status=404) from None
+
+
+def program_named_by(kind: str, value: object, user: User | AnonymousUser) -> Program | None:
+    """The program a URL's slug, phase, gate, criterion or migration id belongs to, in one query
+    (program.selectors.program_of); None when it names nothing (the view answers the 404, after an
+    idempotent repeat of a delete is replayed); a 404 for a private program the user may not read."""
+    program = selectors.program_of(kind, value)
+    if program is None:
+        return None
+    if not policies.may_read(user, program):
+        what = f"program '{value}'" if kind == "program" else f"{kind} {value}"
+        raise ApplicationError(f"There is no {what}.", status=404)
+    return program

@@ -85,7 +85,7 @@ class MigrationStateInput(serializers.Serializer[Any]):
 )
 class MigrationState(APIView):
     permission_classes = [RoleRequired]
-    write_rule = WRITE_RULES["migration_record"]
+    write_rule = WRITE_RULES["migration_state"]
 
     @idempotent
     def post(self, request: Request, pk: int) -> Response:

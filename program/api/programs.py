@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -16,7 +17,7 @@ from core.api.serializers import KeyRelatedField, ReasonInput
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from metrics.models import System
-from program import selectors, services
+from program import policies, selectors, services
 from program.api.gates import GateBriefOutput
 from program.api.lookups import program_detail_or_404
 from program.api.migrations import MigrationOutput
@@ -66,6 +67,7 @@ class ProgramOutput(serializers.ModelSerializer[Program]):
             "candidate_system",
             "status",
             "approval_bar_weeks",
+            "is_private",
         ]
 
 
@@ -96,6 +98,9 @@ class ProgramCreateInput(serializers.Serializer[Any]):
         error_messages={"does_not_exist": "Unknown system '{value}'."},
     )
     template = serializers.ChoiceField(choices=[], default="rebuild-14m")
+    is_private = serializers.BooleanField(
+        required=False, default=False, help_text="Only its members and platform admins may read it."
+    )
     bindings = serializers.DictField(
         child=serializers.CharField(allow_null=True, allow_blank=True),
         required=False,
@@ -119,6 +124,10 @@ class ProgramListCreate(generics.ListAPIView[Program]):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["program_create"]
 
+    def get_queryset(self) -> QuerySet[Program]:
+        # A private program is listed for its members and platform admins only.
+        return super().get_queryset().filter(policies.readable_filter(self.request.user))
+
     @extend_schema(
         request=ProgramCreateInput, responses={201: ProgramDetailOutput}, parameters=[IDEMPOTENCY_KEY]
     )
@@ -137,6 +146,7 @@ class ProgramListCreate(generics.ListAPIView[Program]):
             baseline=values["baseline_system"],
             candidate=values["candidate_system"],
             bindings=values["bindings"],
+            is_private=values["is_private"],
         )
         return Response(
             ProgramDetailOutput(selectors.program_get(program.slug)).data, status=status.HTTP_201_CREATED
@@ -147,7 +157,9 @@ class ProgramListCreate(generics.ListAPIView[Program]):
 class ProgramDetail(APIView):
     @extend_schema(responses=ProgramDetailOutput)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(ProgramDetailOutput(program_detail_or_404(slug)).data)
+        program = program_detail_or_404(slug)
+        policies.require_read(request.user, program)
+        return Response(ProgramDetailOutput(program).data)
 
 
 @extend_schema(

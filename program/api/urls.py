@@ -1,7 +1,7 @@
 from django.urls import path
 
 from program import api
-from program.api import approval_bar, bindings, calibration, criteria, plan, templates
+from program.api import approval_bar, bindings, calibration, criteria, members, plan, templates
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
@@ -12,6 +12,8 @@ urlpatterns = [
         approval_bar.ProgramApprovalBar.as_view(),
         name="program-approval-bar",
     ),
+    path("programs/<slug:slug>/members/", members.ProgramMembers.as_view(), name="program-members"),
+    path("programs/<slug:slug>/members/<int:pk>/", members.ProgramMember.as_view(), name="program-member"),
     path("programs/<slug:slug>/advance/", api.ProgramAdvance.as_view(), name="program-advance"),
     path("programs/<slug:slug>/migrations/", api.ProgramMigrations.as_view(), name="program-migrations"),
     path("templates/", templates.TemplateList.as_view(), name="template-list"),

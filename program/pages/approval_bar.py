@@ -9,11 +9,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
-from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, acting_user
+from core.roles import acting_user
 from program import services
 from program.blueprints.schema import MAX_BAR_WEEKS
 from program.models import Program
+from program.pages.guards import lead_required
 
 
 class ApprovalBarForm(forms.Form):
@@ -28,7 +28,7 @@ class ApprovalBarForm(forms.Form):
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="set the approval bar")
+@lead_required("program", "set the approval bar", key="slug")
 def program_approval_bar(request: HttpRequest, slug: str) -> HttpResponse:
     program = get_object_or_404(Program, slug=slug)
     form = ApprovalBarForm(request.POST)

@@ -9,14 +9,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
-from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, acting_user
+from core.roles import acting_user
 from program import services
 from program.models import Program
+from program.pages.guards import lead_required
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="bind template slots")
+@lead_required("program", "bind template slots", key="slug")
 def program_bind(request: HttpRequest, slug: str) -> HttpResponse:
     program = get_object_or_404(Program, slug=slug)
     slot, key = request.POST.get("slot", "").strip(), request.POST.get("key", "").strip()

@@ -10,11 +10,11 @@ from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
-from core.pages.guards import role_required
-from core.roles import PROGRAM_LEADS, acting_user
+from core.roles import acting_user
 from program import services
 from program.models import Criterion, Gate
 from program.pages.criteria_forms import CriterionForm, edit_form
+from program.pages.guards import lead_required
 from program.pages.programs import gate_answer
 
 
@@ -31,7 +31,7 @@ def _refused(request: HttpRequest, gate: Gate, exc: ApplicationError) -> HttpRes
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="add criteria")
+@lead_required("gate", "add criteria")
 def criterion_add(request: HttpRequest, pk: int) -> HttpResponse:
     gate = get_object_or_404(Gate, pk=pk)
     form = CriterionForm(request.POST, prefix="new")
@@ -51,7 +51,7 @@ def criterion_add(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="edit criteria")
+@lead_required("criterion", "edit criteria")
 def criterion_edit(request: HttpRequest, pk: int) -> HttpResponse:
     criterion = get_object_or_404(Criterion.objects.select_related("gate", "metric", "workload"), pk=pk)
     form = edit_form(criterion, request.POST)
@@ -68,7 +68,7 @@ def criterion_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="delete criteria")
+@lead_required("criterion", "delete criteria")
 def criterion_delete(request: HttpRequest, pk: int) -> HttpResponse:
     criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
     try:
@@ -81,7 +81,7 @@ def criterion_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="re-pin criteria")
+@lead_required("gate", "re-pin criteria")
 def gate_repin(request: HttpRequest, pk: int) -> HttpResponse:
     gate = get_object_or_404(Gate, pk=pk)
     before = set(gate.criteria.values_list("pk", "metric_id"))

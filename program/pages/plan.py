@@ -1,6 +1,6 @@
 """Pages for the plan: advancing with confirmation, re-planning, actual dates, migration states, history.
 
-Each page is guarded before it reads input (core.pages.guards.role_required: a styled 403 for the wrong
+Each page is guarded before it reads input (program.pages.guards: a styled 403 for the wrong
 role); each action goes through its service and says how it went with a flash message. A refused form
 comes back with what was typed and the service's status (400 bad input, 409 state moved on)."""
 
@@ -16,15 +16,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from core.pages.form_submit import form_submit
-from core.pages.guards import role_required
 from core.pages.htmx import HtmxHttpRequest
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user
-from program import history, selectors, services
+from core.roles import acting_user
+from program import history, policies, selectors, services
 from program.models import Gate, Phase, Program, WorkloadMigration
+from program.pages.guards import lead_required, program_guard
 from program.pages.plan_forms import ActualDatesForm, AdvanceForm, MigrationStateForm, ReplanForm
 from program.services.programs import ADVANCE_TOLERANCE_DAYS, advance_days_off_plan
-
-MIGRATION_ROLES = (PROGRAM_LEADS, FRAMEWORK_ENGINEERS)  # as the API's "migration_record" rule
 
 
 def _program(slug: str) -> Program:
@@ -61,7 +59,7 @@ def _advance_context(program: Program, form: AdvanceForm) -> dict[str, Any]:
     return context
 
 
-@role_required(PROGRAM_LEADS, action="advance phases")
+@lead_required("program", "advance phases", key="slug")
 def program_advance(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: what advancing would do (the confirmation step); POST: do it."""
     program = _program(slug)
@@ -110,14 +108,14 @@ def _phase_page(request: HttpRequest, phase: Phase, status: int = 200, **forms_:
     return render(request, "program/phase_dates.html", context, status=status)
 
 
-@role_required(PROGRAM_LEADS, action="re-plan phases")
+@lead_required("phase", "re-plan phases")
 @require_GET
 def phase_dates(request: HttpRequest, pk: int) -> HttpResponse:
     return _phase_page(request, _phase(pk))
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="re-plan phases")
+@lead_required("phase", "re-plan phases")
 def phase_replan(request: HttpRequest, pk: int) -> HttpResponse:
     phase = _phase(pk)
     form = ReplanForm(request.POST)
@@ -134,7 +132,7 @@ def phase_replan(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="backfill phase dates")
+@lead_required("phase", "backfill phase dates")
 def phase_actual_dates(request: HttpRequest, pk: int) -> HttpResponse:
     phase = _phase(pk)
     form = ActualDatesForm(request.POST)
@@ -166,14 +164,14 @@ def _migrations_page(
     return render(request, "program/migrations.html", context, status=status)
 
 
-@role_required(*MIGRATION_ROLES, action="record migrations")
+@program_guard("program", policies.require_record_migrations, key="slug")
 @require_GET
 def program_migrations(request: HttpRequest, slug: str) -> HttpResponse:
     return _migrations_page(request, _program(slug))
 
 
 @require_POST
-@role_required(*MIGRATION_ROLES, action="record migrations")
+@program_guard("migration", policies.require_record_migrations)
 def migration_state(request: HttpRequest, pk: int) -> HttpResponse:
     migration = get_object_or_404(WorkloadMigration.objects.select_related("workload", "program"), pk=pk)
     form = MigrationStateForm(request.POST, migration=migration)
@@ -196,6 +194,8 @@ def migration_state(request: HttpRequest, pk: int) -> HttpResponse:
 def program_history(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The whole history, a page at a time; htmx asks for the next page's rows only."""
     program = _program(slug)
+    if not policies.may_read(request.user, program):
+        raise Http404(f"No program '{slug}'.")
     try:
         number = int(request.GET.get("page", "1"))
     except ValueError:

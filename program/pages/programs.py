@@ -12,21 +12,19 @@ from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.models import Transition
 from core.pages.form_submit import form_submit
-from core.pages.guards import role_required
 from core.pages.htmx import HtmxHttpRequest
-from core.roles import PROGRAM_LEADS, acting_user, has_role
+from core.roles import acting_user
 from metrics.public import METHODS, comparison_sentence, tag_filters_text
-from program import selectors, services
+from program import policies, selectors, services
 from program.criteria_history import criteria_change_sentence
 from program.gate_extensions import gate_panels
 from program.history import program_history
 from program.models import Criterion, CriterionResult, Gate, Phase, Program, WorkloadMigration
 from program.pages.approval_bar import ApprovalBarForm
 from program.pages.criteria_forms import CriterionForm, criterion_choices, edit_form
-from program.pages.plan import MIGRATION_ROLES
+from program.pages.guards import lead_required, program_guard
 from program.pages.programs_forms import DecisionForm, ProgramForm, ReopenForm
 from program.services.gate_triggers import REEVALUATION_REQUESTED
-from program.services.gates import EVALUATE_ROLES
 from program.shadows import criteria_shadows
 from program.timeline_svg import timeline_svg
 from program.versions import active_of, current_versions, stale_moves
@@ -34,11 +32,13 @@ from program.versions import active_of, current_versions, stale_moves
 
 @require_GET
 def program_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "program/program_list.html", {"programs": selectors.programs_list()})
+    programs = selectors.programs_list().filter(policies.readable_filter(request.user))
+    context = {"programs": programs, "may_create_programs": policies.may_create_programs(request.user)}
+    return render(request, "program/program_list.html", context)
 
 
-@role_required(PROGRAM_LEADS, action="create programs")
 def program_new(request: HttpRequest) -> HttpResponse:
+    policies.require_create_programs(request.user)
     form = ProgramForm(
         request.POST or None,
         initial={"baseline": "legacy", "candidate": "rebuilt", "template": "rebuild-14m"},
@@ -63,6 +63,8 @@ def program_detail(request: HttpRequest, slug: str) -> HttpResponse:
         program = selectors.program_get(slug)
     except Program.DoesNotExist:
         raise Http404(f"No program '{slug}'.") from None
+    if not policies.may_read(request.user, program):
+        raise Http404(f"No program '{slug}'.")
     timeline = selectors.program_timeline(program)
     phases = list(program.phases.all())
     current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
@@ -80,8 +82,10 @@ def program_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "current": current,
             "waves": sorted(waves.items()),
             "history": program_history(program),
-            "can_record_migrations": any(has_role(request.user, role) for role in MIGRATION_ROLES),
-            "can_set_approval_bar": has_role(request.user, PROGRAM_LEADS),
+            "can_record_migrations": policies.may_record_migrations(request.user, program.pk),
+            "can_lead": policies.is_lead(request.user, program.pk),
+            "can_set_approval_bar": policies.is_lead(request.user, program.pk),
+            "can_manage_members": policies.may_manage_members(request.user, program.pk),
             "approval_bar_form": ApprovalBarForm(initial={"approval_bar_weeks": program.approval_bar_weeks}),
         },
     )
@@ -138,7 +142,7 @@ def gate_context(
     gate_criteria = list(gate.criteria.all())
     versions = current_versions(gate_criteria)
     shadows = criteria_shadows(program, gate_criteria, versions)
-    can_decide = has_role(request.user, PROGRAM_LEADS)
+    can_decide = policies.is_lead(request.user, program.pk)
     can_edit = can_decide and not gate.decided
     edit_forms = edit_forms or {}
     criteria = []
@@ -168,7 +172,7 @@ def gate_context(
         "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric is not None]),
         "can_decide": can_decide,
         "can_edit_criteria": can_edit,
-        "can_evaluate": any(has_role(request.user, role) for role in EVALUATE_ROLES),
+        "can_evaluate": policies.may_evaluate(request.user, program.pk),
         "form": form or DecisionForm(),
         "reopen_form": reopen_form or ReopenForm(),
     }
@@ -206,7 +210,10 @@ def _gate_or_404(pk: int) -> Gate:
 
 @require_GET
 def gate_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "program/gate_detail.html", gate_context(request, _gate_or_404(pk)))
+    gate = _gate_or_404(pk)
+    if not policies.may_read(request.user, gate.phase.program):
+        raise Http404(f"No gate {pk}.")
+    return render(request, "program/gate_detail.html", gate_context(request, gate))
 
 
 def gate_answer(request: HttpRequest, gate: Gate, status: int = 200, **forms_: Any) -> HttpResponse:
@@ -224,7 +231,7 @@ def gate_answer(request: HttpRequest, gate: Gate, status: int = 200, **forms_: A
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="decide gates")
+@lead_required("gate", "decide gates")
 def gate_decide(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
     form = DecisionForm(request.POST)
@@ -241,7 +248,7 @@ def gate_decide(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(*EVALUATE_ROLES, action="evaluate gates")
+@program_guard("gate", policies.require_evaluate)
 def gate_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
     services.gate_evaluate(gate=gate, actor=acting_user(request))
@@ -250,7 +257,7 @@ def gate_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="reopen gates")
+@lead_required("gate", "reopen gates")
 def gate_reopen(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
     form = ReopenForm(request.POST)
@@ -266,7 +273,7 @@ def gate_reopen(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@role_required(PROGRAM_LEADS, action="attest checklist items")
+@lead_required("criterion", "attest checklist items")
 def criterion_attest(request: HttpRequest, pk: int) -> HttpResponse:
     criterion = get_object_or_404(Criterion.objects.select_related("gate"), pk=pk)
     try:

@@ -4,6 +4,7 @@ from program.selectors.bindings import (
     SlotBinding,
     program_bindings,
 )
+from program.selectors.members import program_members
 from program.selectors.programs import (
     GateMark,
     MonthTick,
@@ -12,6 +13,7 @@ from program.selectors.programs import (
     gate_get,
     gate_history,
     program_get,
+    program_of,
     program_timeline,
     programs_list,
 )
@@ -26,6 +28,8 @@ __all__ = [
     "gate_history",
     "program_bindings",
     "program_get",
+    "program_members",
+    "program_of",
     "program_timeline",
     "programs_list",
 ]

@@ -22,6 +22,21 @@ from program.models import (
 )
 from program.months import month_end, month_start
 
+# How a row of each kind leads to its program (program_of).
+_PROGRAM_OF = {
+    "program": "slug",
+    "phase": "phases__pk",
+    "gate": "phases__gates__pk",
+    "criterion": "phases__gates__criteria__pk",
+    "migration": "migrations__pk",
+}
+
+
+def program_of(kind: str, value: object) -> Program | None:
+    """The program that a URL's slug, or phase, gate, criterion or migration id, belongs to; one query.
+    The write rules and page guards ask the policy about it before reading any input."""
+    return Program.objects.filter(**{_PROGRAM_OF[kind]: value}).first()
+
 
 def programs_list() -> QuerySet[Program]:
     return (

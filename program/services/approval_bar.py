@@ -10,7 +10,7 @@ from django.db import transaction
 
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, require_role
+from program import policies
 from program.blueprints.schema import MAX_BAR_WEEKS
 from program.models import Program
 
@@ -18,8 +18,8 @@ MSG_WEEKS = f"approval_bar_weeks must be a whole number of weeks from 1 to {MAX_
 
 
 def program_set_approval_bar(*, actor: User, program: Program, weeks: int | None) -> Program:
-    """Program leads only: the bar decides who must approve freeze exceptions near a due date."""
-    require_role(actor, PROGRAM_LEADS, "set the approval bar")
+    """Leads of the program only: the bar decides who must approve freeze exceptions near a due date."""
+    policies.require_lead(actor, program, "set the approval bar")
     if weeks is not None and (
         isinstance(weeks, bool) or not isinstance(weeks, int) or not 1 <= weeks <= MAX_BAR_WEEKS
     ):

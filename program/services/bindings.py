@@ -16,9 +16,9 @@ from django.db.models import Q
 
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, require_role
 from metrics.models import MetricDefinition, Workload
 from metrics.public import definition_resolve
+from program import policies
 from program.blueprints import Slot, blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Program
 from program.services.gate_queue import gate_evaluation_queue
@@ -124,11 +124,11 @@ class BindResult:
 
 @transaction.atomic
 def program_bind(*, actor: User, program: Program, bindings: dict[str, Any]) -> BindResult:
-    """Program leads only. Bind slots to keys in every criterion of the program that uses them, on
+    """Leads of the program only. Bind slots to keys in every criterion of the program that uses them, on
     undecided gates only.
 
     The touched gates are queued for evaluation after commit; the binding is audited on the program."""
-    require_role(actor, PROGRAM_LEADS, "bind template slots")
+    policies.require_lead(actor, program, "bind template slots")
     if not isinstance(bindings, dict) or not bindings:
         raise ApplicationError("Name at least one slot to bind: {slot: key}.", status=400, field="bindings")
     for name, value in bindings.items():

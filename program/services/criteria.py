@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition
 from metrics.public import group_by_check, tag_filters_check
+from program import policies
 from program.evaluation import distribution_null_ratio
 from program.models import Criterion, Gate
 from program.services.gate_queue import gate_evaluation_queue
@@ -139,7 +139,7 @@ def _shown(value: object) -> object:
 @transaction.atomic
 def criterion_add(*, actor: User, gate: Gate, **fields: Any) -> Criterion:
     """Program leads only. A criterion pins its metric version; only undecided gates take new criteria."""
-    require_role(actor, PROGRAM_LEADS, "add criteria")
+    policies.require_lead_of_gate(actor, gate, "add criteria")
     gate = _locked_gate(gate.pk, "add_criterion")
     criterion = Criterion(gate=gate, **fields)
     if criterion.kind == Criterion.Kind.MANUAL:
@@ -162,7 +162,7 @@ def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Crit
     """Program leads only. Change any of EDITABLE_FIELDS; the audit row keeps each changed field as
     [old, new]. A changed metric must be pinnable; an unchanged one may stay on its old version
     (re-pinning is its own step)."""
-    require_role(actor, PROGRAM_LEADS, "edit criteria")
+    policies.require_lead_of_gate(actor, criterion.gate, "edit criteria")
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:
         raise ApplicationError(f"'{unknown[0]}' cannot be edited.", status=400, field=unknown[0])
@@ -206,7 +206,7 @@ def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Crit
 def criterion_delete(*, actor: User, criterion: Criterion) -> None:
     """Program leads only. Its results in earlier evaluations go with it; decisions keep their frozen
     evidence."""
-    require_role(actor, PROGRAM_LEADS, "delete criteria")
+    policies.require_lead_of_gate(actor, criterion.gate, "delete criteria")
     gate = _locked_gate(criterion.gate_id, "delete_criterion")
     criterion = _current(criterion)
     data = {
@@ -225,7 +225,7 @@ def gate_repin(*, actor: User, gate: Gate) -> Gate:
     """Program leads only. Move every stale criterion (pinned to a non-active version of a key that has
     an active one) to the active version, in one step, and clear the gate's stale flag. Nothing stale:
     nothing changes."""
-    require_role(actor, PROGRAM_LEADS, "re-pin criteria")
+    policies.require_lead_of_gate(actor, gate, "re-pin criteria")
     gate = _locked_gate(gate.pk, "repin")
     criteria = list(gate.criteria.select_related("metric"))
     moves = stale_moves(criteria, active_versions(pinned_keys(criteria)))
@@ -261,7 +261,7 @@ def _clear_stale_if_current(gate: Gate) -> bool:
 @transaction.atomic
 def criterion_attest(*, actor: User, criterion: Criterion, link: str = "") -> Criterion:
     """Program leads only: the lead vouches for a manual checklist item (with a link to the proof)."""
-    require_role(actor, PROGRAM_LEADS, "attest checklist items")
+    policies.require_lead_of_gate(actor, criterion.gate, "attest checklist items")
     if criterion.kind != Criterion.Kind.MANUAL:
         raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)
     # Locks the gate too: a decision cannot slip in between this check and the attestation.

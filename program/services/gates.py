@@ -8,7 +8,6 @@ from typing import Any
 
 import orjson
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
 from django.urls import reverse
@@ -17,20 +16,17 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.roles import METRIC_OWNERS, PROGRAM_LEADS, has_role, require_role
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
 from metrics.public import Window, rollup_summaries, rollups_answer
+from program import policies
 from program.evaluation import criterion_judge
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase, Program
 
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
 MSG_WAIVE_NEEDS_NOTE = "Waiving a gate needs a note that says why."
-# Evaluating can move a gate to ready and notify its leads, so not everyone may ask for it.
-EVALUATE_ROLES = (PROGRAM_LEADS, METRIC_OWNERS)
-MSG_MAY_NOT_EVALUATE = "Only a program lead or a metric owner may evaluate gates."
 
 
 GATE_ACTIONS = {
@@ -59,9 +55,9 @@ def _leads(gate: Gate) -> list[User]:
 
 @transaction.atomic
 def gate_add(*, actor: User, phase: Phase, name: str, kind: str, due_date: date) -> Gate:
-    """Program leads only: a milestone or the exit gate (one per phase) of a phase not yet completed."""
-    require_role(actor, PROGRAM_LEADS, "add gates")
-    phase = Phase.objects.select_for_update().get(pk=phase.pk)
+    """Leads of the program only: a milestone or the exit gate (one per phase) of a phase not yet completed."""
+    phase = Phase.objects.select_for_update().select_related("program").get(pk=phase.pk)
+    policies.require_lead(actor, phase.program, "add gates")
     require_state(
         subject=f"Phase '{phase.name}'",
         state=phase.status,
@@ -120,10 +116,10 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     checked before any comparison runs.
 
     Without an actor it is the system evaluating (periodic task, after ingest); a person must hold
-    one of EVALUATE_ROLES."""
-    if actor is not None and not any(has_role(actor, role) for role in EVALUATE_ROLES):
-        raise PermissionDenied(MSG_MAY_NOT_EVALUATE)
+    be allowed by program.policies.may_evaluate."""
     program = gate.phase.program
+    if actor is not None:
+        policies.require_evaluate(actor, program)
     criteria = list(gate.criteria.select_related("metric", "workload", "attested_by"))
     fingerprint = _inputs_fingerprint(program, criteria)
     reused = Evaluation.objects.filter(gate=gate, fingerprint=fingerprint).first()
@@ -212,11 +208,11 @@ def _evidence(gate: Gate, evaluation: Evaluation) -> dict[str, Any]:
 
 
 def gate_decide(*, gate: Gate, actor: User, decision: str, note: str = "") -> Decision:
-    """Program leads only: the lead passes, fails or waives a gate; the evidence is frozen into the decision.
+    """Leads of the program only: the lead passes, fails or waives a gate; the evidence is frozen into the decision.
 
     Pass needs a fresh evaluation (made here) with every required criterion passing. Two leads at
     once: the conditional status update lets exactly one win; the other gets a 409."""
-    require_role(actor, PROGRAM_LEADS, "decide gates")
+    policies.require_lead_of_gate(actor, gate, "decide gates")
     if decision not in Decision.Verdict.values:
         raise ApplicationError("decision must be pass, fail or waive.", status=400, field="decision")
     if decision == Decision.Verdict.WAIVE and not note.strip():
@@ -274,7 +270,7 @@ def gate_decide(*, gate: Gate, actor: User, decision: str, note: str = "") -> De
 @transaction.atomic
 def gate_reopen(*, gate: Gate, actor: User, reason: str) -> Gate:
     """Program leads only: withdraw the gate's decision (kept, marked reopened) and open it again."""
-    require_role(actor, PROGRAM_LEADS, "reopen gates")
+    policies.require_lead_of_gate(actor, gate, "reopen gates")
     if not reason.strip():
         raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
     gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)

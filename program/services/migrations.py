@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, has_role
 from core.transitions import require_state
 from metrics.models import Workload
+from program import policies
 from program.models import Program, WorkloadMigration
 
 State = WorkloadMigration.State
-
-
-def _require_migration_role(actor: User) -> None:
-    if not (has_role(actor, PROGRAM_LEADS) or has_role(actor, FRAMEWORK_ENGINEERS)):
-        raise PermissionDenied("Only program leads and framework engineers may record migrations.")
 
 
 @transaction.atomic
@@ -28,7 +22,7 @@ def migration_upsert(
 ) -> WorkloadMigration:
     """Plan a workload's migration wave (or move it to another wave). Program leads and framework
     engineers."""
-    _require_migration_role(actor)
+    policies.require_record_migrations(actor, program)
     migration, created = WorkloadMigration.objects.update_or_create(
         program=program, workload=workload, defaults={"wave": wave, "notes": notes}
     )
@@ -48,7 +42,7 @@ def migration_set_state(
 ) -> WorkloadMigration:
     """Move a workload to `state` (allowed-from table on the model), with the reason in its history.
     Program leads and framework engineers."""
-    _require_migration_role(actor)
+    policies.require_record_migrations(actor, migration.program)
     migration = WorkloadMigration.objects.select_for_update().select_related("workload").get(pk=migration.pk)
     if state not in State.values:
         raise ApplicationError(f"state must be one of {', '.join(State.values)}.", status=400, field="state")

@@ -10,9 +10,8 @@ from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
-from program import signals
+from program import policies, signals
 from program.models import Phase
 
 
@@ -72,10 +71,10 @@ def phase_backfill_dates(
     actual_start: date | Unset | None = UNSET,
     actual_end: date | Unset | None = UNSET,
 ) -> Phase:
-    """Program leads only: set a started phase's actual start and/or end; a date not given keeps its value.
+    """Leads of the program only: set a started phase's actual start and/or end; a date not given keeps its value.
 
     The old dates stay in the history with the reason; freeze windows on the phase follow."""
-    require_role(actor, PROGRAM_LEADS, "backfill phase dates")
+    policies.require_lead(actor, phase.program, "backfill phase dates")
     if not reason.strip():
         raise _bad("reason", "Say why the actual dates change.")
     neighbours = list(

@@ -11,14 +11,14 @@ from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
-from core.roles import PROGRAM_LEADS, require_role
 from core.transitions import require_state
 from metrics.models import MetricDefinition, System, Workload
-from program import signals
+from program import policies, signals
 from program.blueprints import blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Phase, Program
 from program.months import month_end, month_start
 from program.services.bindings import Bound, bindings_resolve, bound_label
+from program.services.memberships import membership_of_creator
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
 MSG_REASON_OFF_PLAN = "{phase} was planned to end on {planned_end}; advancing today is {days} days {way} plan. Say why (reason)."
@@ -65,15 +65,17 @@ def program_create(
     template: str = "rebuild-14m",
     description: str = "",
     bindings: dict[str, Any] | None = None,
+    is_private: bool = False,
 ) -> Program:
-    """Program leads only (the creator becomes the program's lead). A program with the template's
+    """Program creators (group program-leads) and platform admins; the creator becomes the program's
+    lead (a membership). A program with the template's
     phases, exit gates, milestones and suggested criteria.
 
     The first phase is active from the start; planned dates follow the template's months. `bindings`
     maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
     its suggested key when the registry has it and otherwise stays unbound, so a registry without the
     template's metrics or workloads never stops a program from being created."""
-    require_role(actor, PROGRAM_LEADS, "create programs")
+    policies.require_create_programs(actor)
     try:
         blueprint = blueprint_load(template)
     except KeyError:
@@ -100,6 +102,7 @@ def program_create(
                 lead=actor,
                 baseline_system=baseline,
                 candidate_system=candidate,
+                is_private=is_private,
             )
     except IntegrityError:
         raise ApplicationError(f"A program '{slug}' exists already.", field="slug") from None
@@ -132,6 +135,7 @@ def program_create(
                 _criterion_from_blueprint(gate, c, resolved) for c in milestone.get("criteria") or []
             ]
     Criterion.objects.bulk_create(criteria)
+    membership_of_creator(program=program, actor=actor)
     transition_record(
         subject=program,
         action="created",
@@ -148,9 +152,9 @@ def program_create(
 
 @transaction.atomic
 def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
-    """Program leads only. Move a phase's planned dates; the old dates stay in the history
+    """Leads of the program only. Move a phase's planned dates; the old dates stay in the history
     (pghistory + transition)."""
-    require_role(actor, PROGRAM_LEADS, "re-plan phases")
+    policies.require_lead(actor, phase.program, "re-plan phases")
     if planned_end < planned_start:
         raise ApplicationError(
             "planned_end must not be before planned_start.", status=400, field="planned_end"
@@ -198,11 +202,11 @@ def advance_needs_reason(phase: Phase, today: date) -> bool:
 
 @transaction.atomic
 def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase | None:
-    """Program leads only. Complete the active phase (its exit gate passed or waived) and activate the
+    """Leads of the program only. Complete the active phase (its exit gate passed or waived) and activate the
     next one.
 
     Returns the new active phase, or None when the last phase completed the program."""
-    require_role(actor, PROGRAM_LEADS, "advance phases")
+    policies.require_lead(actor, program, "advance phases")
     program = Program.objects.select_for_update().get(pk=program.pk)
     require_state(
         subject=program.name, state=program.status, action="advancing", allowed=Program.TRANSITIONS["advance"]

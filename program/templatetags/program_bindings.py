@@ -7,8 +7,8 @@ from typing import Any
 
 from django import template
 
-from core.roles import PROGRAM_LEADS, has_role
 from metrics.models import MetricDefinition, Workload
+from program import policies
 from program.models import Program
 from program.selectors.bindings import program_bindings
 
@@ -21,7 +21,7 @@ def bindings_panel(context: template.Context, program: Program) -> dict[str, Any
     Four queries whatever the number of slots and criteria."""
     request = context["request"]
     slots = program_bindings(program)
-    can_bind = has_role(request.user, PROGRAM_LEADS)
+    can_bind = policies.is_lead(request.user, program.pk)
     metrics = workloads = []
     if can_bind and slots:
         metrics = list(

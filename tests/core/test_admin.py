@@ -170,7 +170,7 @@ def test_admin_gate_evaluate_action_uses_the_service(client):
     superuser = _demo_superuser()
     superuser.groups.add(Group.objects.get(name=PROGRAM_LEADS))  # whoever may evaluate, a lead may
     client.force_login(superuser)
-    frontier = Gate.objects.get(phase__kind="frontier", kind="exit")
+    frontier = Gate.objects.get(phase__program__slug="frontier-rebuild", phase__kind="frontier", kind="exit")
     assert not Evaluation.objects.filter(gate=frontier).exists()
     response = client.post(
         "/admin/program/gate/", {"action": "evaluate", "_selected_action": [frontier.pk]}, follow=True

@@ -17,7 +17,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from core.notifications import notification_send
-from core.roles import PROGRAM_LEADS
+from core.roles import PLATFORM_ADMINS
 from core.services.api_tokens import api_token_create
 from core.services.webhooks import webhook_endpoint_create
 from freeze import services as freeze_services
@@ -116,6 +116,9 @@ EXPECTED: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/api/v1/programs/{slug}/advance/"): LEAD,
     ("GET", "/api/v1/programs/{slug}/approval-bar/"): EVERYONE,
     ("PUT", "/api/v1/programs/{slug}/approval-bar/"): LEAD,
+    ("GET", "/api/v1/programs/{slug}/members/"): EVERYONE,
+    ("POST", "/api/v1/programs/{slug}/members/"): LEAD,
+    ("DELETE", "/api/v1/programs/{slug}/members/{id}/"): LEAD,
     ("GET", "/api/v1/pull-sources/"): EVERYONE,
     ("POST", "/api/v1/pull-sources/"): METRIC_OWNER,
     ("GET", "/api/v1/pull-sources/{id}/"): EVERYONE,
@@ -188,7 +191,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
     }
     notification = notification_send(event="gate.ready", subject="s", body="b", users=users.values())
     override = freeze_services.override_open(
-        actor=make_user("opener", PROGRAM_LEADS),
+        actor=make_user("opener", PLATFORM_ADMINS),
         component=setup["kernels"],
         reason="hotfix",
         ends_at=setup["now"] + timedelta(hours=2),
@@ -230,7 +233,7 @@ def world(lead, engineer, metric_owner, component_owner, ingest_user, viewer) ->
             "migrations": {"id": migration.pk},
             "notifications": {"id": notification.pk},
             "phases": {"id": Phase.objects.filter(program=program).first().pk},
-            "programs": {"slug": program.slug},
+            "programs": {"slug": program.slug, "id": program.memberships.get().pk},
             "pull-sources": {"id": pull_source.pk},
             "systems": {"key": "legacy"},
             "templates": {"key": "rebuild-14m"},

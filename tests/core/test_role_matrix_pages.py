@@ -26,6 +26,7 @@ from metrics.models import Workload
 from program import services as program_services
 from program.models import Criterion, Gate, Phase
 from tests.freeze.factories import draft_exception, freeze_setup, submitted_exception
+from tests.program.factories import make_program
 
 ROLES = ("anonymous", "viewer", "engineer", "metric_owner", "component_owner", "ingest", "lead")
 # otlp/ is an API (token auth, JSON/protobuf answers), covered by its own receiver tests.
@@ -198,6 +199,7 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
     migration = program_services.migration_upsert(
         actor=lead, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
     )
+    make_program(lead2, slug="other")  # lead2 leads a program of their own (roles are per program)
     override = freeze_services.override_open(
         actor=lead2, component=ref["kernels"], reason="hotfix", ends_at=ref["now"] + timedelta(hours=2)
     )

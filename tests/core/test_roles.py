@@ -13,10 +13,10 @@ def test_role_groups_exist_after_migrations():
 
 @pytest.mark.django_db
 def test_require_role_refuses_outsiders_with_a_message(lead, viewer):
-    require_role(lead, PROGRAM_LEADS, "decide gates")
+    require_role(lead, PROGRAM_LEADS, "create programs")
     assert has_role(lead, PROGRAM_LEADS)
-    with pytest.raises(PermissionDenied, match="Only a program lead may decide gates"):
-        require_role(viewer, PROGRAM_LEADS, "decide gates")
+    with pytest.raises(PermissionDenied, match="Only a program creator may create programs"):
+        require_role(viewer, PROGRAM_LEADS, "create programs")
 
 
 def test_acting_user_is_the_signed_in_user_and_refuses_the_anonymous(viewer):

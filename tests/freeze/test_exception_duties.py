@@ -13,13 +13,17 @@ from core.models import Transition
 from freeze.models import Approval, FreezeException
 from tests.conftest import make_user
 from tests.freeze.factories import exception_payload, freeze_setup
+from tests.program.factories import make_lead
 
 URL = "/api/v1/freeze-exceptions/"
 
 
 @pytest.fixture
-def ref(db, lead):
-    return freeze_setup(lead)
+def ref(db, lead, request):
+    ref = freeze_setup(lead)
+    if "lead2" in request.fixturenames:  # roles are per program (issue 25): the second lead leads it too
+        make_lead(ref["program"], request.getfixturevalue("lead2"))
+    return ref
 
 
 @pytest.fixture

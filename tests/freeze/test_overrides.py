@@ -15,13 +15,17 @@ from freeze import services
 from freeze.models import FreezeOverride
 from tests.conftest import make_user
 from tests.freeze.factories import freeze_setup
+from tests.program.factories import make_lead
 
 OVERRIDES = "/api/v1/freeze/overrides/"
 
 
 @pytest.fixture
-def ref(db, lead):
-    return freeze_setup(lead)
+def ref(db, lead, request):
+    ref = freeze_setup(lead)
+    if "lead2" in request.fixturenames:  # roles are per program (issue 25): the second lead leads it too
+        make_lead(ref["program"], request.getfixturevalue("lead2"))
+    return ref
 
 
 def payload(**changes) -> dict:

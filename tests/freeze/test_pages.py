@@ -100,11 +100,23 @@ def test_levels_import_from_the_page(client, lead, approved):
 @pytest.mark.parametrize(
     ("who", "action", "needed"),
     [
-        ("viewer", "approve", "Only members of training-platform or program leads may decide"),
+        (
+            "viewer",
+            "approve",
+            "Only members of training-platform, leads of program &#x27;rebuild&#x27; or a platform admin may decide",
+        ),
         ("engineer", "approve", "You requested or edited this exception"),
-        ("viewer", "reject", "Only members of training-platform or program leads may decide"),
+        (
+            "viewer",
+            "reject",
+            "Only members of training-platform, leads of program &#x27;rebuild&#x27; or a platform admin may decide",
+        ),
         ("component_owner", "withdraw", "Only the requester withdraws"),
-        ("component_owner", "revoke", "Only a program lead may revoke exceptions."),
+        (
+            "component_owner",
+            "revoke",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may revoke exceptions.",
+        ),
         ("viewer", "submit", "Only the requester submits"),
     ],
 )
@@ -158,7 +170,10 @@ def test_levels_editor_refuses_a_viewer_with_the_styled_page(client, viewer, app
     response = client.get(f"/freeze/windows/{approved.window.pk}/levels/")
     assert response.status_code == 403
     html = response.content.decode()
-    assert "Only a program lead may set freeze levels." in html and 'class="topbar"' in html
+    assert (
+        "Only a lead of program &#x27;rebuild&#x27; or a platform admin may set freeze levels." in html
+        and 'class="topbar"' in html
+    )
 
 
 def test_levels_import_by_a_non_lead_is_refused_before_the_file_is_read(client, engineer, approved):

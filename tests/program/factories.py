@@ -34,6 +34,14 @@ def metrics_for_template() -> dict:
     }
 
 
+def make_lead(program: Program, *users) -> None:
+    """Make `users` leads of `program` too (its creator leads it already), through the service."""
+    from program.services.memberships import membership_grant
+
+    for user in users:
+        membership_grant(actor=program.lead, program=program, user=user, role="lead")
+
+
 def make_program(lead, *, slug: str = "rebuild", start: date | None = None) -> Program:
     return services.program_create(
         actor=lead,

@@ -84,7 +84,10 @@ def test_a_non_lead_gets_403_before_the_body_is_read(as_user, engineer, ref, met
     assert response.status_code == 403
     assert response.json()["errors"] == []
     verb = "edit" if method == "patch" else "delete"
-    assert response.json()["detail"] == f"Only a program lead may {verb} criteria."
+    assert (
+        response.json()["detail"]
+        == f"Only a lead of program 'rebuild' or a platform admin may {verb} criteria."
+    )
     assert Criterion.objects.filter(pk=throughput().pk, threshold=0.8).exists()
 
 
@@ -123,4 +126,7 @@ def test_repin_returns_the_gate_with_its_criteria_moved(as_user, lead, ref):
 def test_repin_by_a_viewer_is_403(as_user, viewer, ref):
     response = as_user(viewer).post(f"/api/v1/gates/{canary_gate().pk}/repin/")
     assert response.status_code == 403
-    assert response.json()["detail"] == "Only a program lead may re-pin criteria."
+    assert (
+        response.json()["detail"]
+        == "Only a lead of program 'rebuild' or a platform admin may re-pin criteria."
+    )

@@ -31,7 +31,7 @@ def card(page, name: str):
 def test_lead_adds_edits_deletes_and_repins_criteria(browser, live_server, demo, width):
     from django.contrib.auth.models import User
 
-    gate = Gate.objects.get(name=GATE)
+    gate = Gate.objects.get(phase__program__slug="frontier-rebuild", name=GATE)
     v2 = shadow_period()
     context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 900})
     page = context.new_page()

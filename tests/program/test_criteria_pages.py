@@ -51,10 +51,22 @@ def test_a_decided_gate_shows_no_edit_forms_and_says_to_reopen(client, lead, ref
 @pytest.mark.parametrize(
     ("path", "needed"),
     [
-        ("gates/{gate}/criteria/", "Only a program lead may add criteria."),
-        ("criteria/{criterion}/edit/", "Only a program lead may edit criteria."),
-        ("criteria/{criterion}/delete/", "Only a program lead may delete criteria."),
-        ("gates/{gate}/repin/", "Only a program lead may re-pin criteria."),
+        (
+            "gates/{gate}/criteria/",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may add criteria.",
+        ),
+        (
+            "criteria/{criterion}/edit/",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may edit criteria.",
+        ),
+        (
+            "criteria/{criterion}/delete/",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may delete criteria.",
+        ),
+        (
+            "gates/{gate}/repin/",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may re-pin criteria.",
+        ),
     ],
 )
 def test_a_forced_post_by_a_viewer_is_refused_on_a_styled_page(client, viewer, ref, path, needed):

@@ -1,4 +1,4 @@
-"""Who may ask for a gate evaluation: program leads and metric owners; the system (no actor) always."""
+"""Who may ask for a gate evaluation: the program's leads and metric owners; the system (no actor) always."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from django.core.exceptions import PermissionDenied
 from core.models import Notification, Transition
 from program import services
 from program.models import Evaluation, Gate
-from program.services.gates import MSG_MAY_NOT_EVALUATE
+from program.policies import MSG_EVALUATE
 from tests.program.factories import make_program, metrics_for_template, observe, spread
+
+MSG_MAY_NOT_EVALUATE = MSG_EVALUATE.format(program="rebuild")
 
 
 @pytest.fixture

@@ -11,7 +11,14 @@ from core.errors import ApplicationError
 from core.models import Transition
 from program import services
 from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate
-from tests.program.factories import canary_gate, make_program, metrics_for_template, observe, spread
+from tests.program.factories import (
+    canary_gate,
+    make_lead,
+    make_program,
+    metrics_for_template,
+    observe,
+    spread,
+)
 
 
 def feed_canary(ref, *, throughput=(100, 90), step=(800, 700)):
@@ -208,7 +215,7 @@ def test_deciding_a_decided_gate_is_409_and_fail_is_always_possible(as_user, lea
 @pytest.mark.django_db(transaction=True)
 def test_two_leads_deciding_at_once_exactly_one_wins(lead, lead2):
     metrics_for_template()
-    make_program(lead)
+    make_lead(make_program(lead), lead2)
     gate = canary_gate()
     barrier, outcomes_, lock = threading.Barrier(2), [], threading.Lock()
 

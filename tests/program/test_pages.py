@@ -7,7 +7,7 @@ import pytest
 from core.models import Transition
 from program import services
 from program.models import Decision, Gate
-from tests.program.factories import make_program, metrics_for_template
+from tests.program.factories import make_lead, make_program, metrics_for_template
 
 NOTE = "Throughput regressed on the 70B run; failing it until the rerun."
 
@@ -20,6 +20,7 @@ def gate(db, lead):
 
 
 def test_decision_that_lost_the_race_is_shown_with_its_note_kept(client, lead, lead2, gate):
+    make_lead(gate.phase.program, lead2)
     # lead2 loaded the gate page while it was open; lead fails it first.
     services.gate_decide(gate=gate, actor=lead, decision="fail", note="first")
     client.force_login(lead2)
@@ -38,6 +39,7 @@ def test_decision_that_lost_the_race_is_shown_with_its_note_kept(client, lead, l
 
 
 def test_decision_refused_without_htmx_renders_the_whole_page_with_the_conflict(client, lead, lead2, gate):
+    make_lead(gate.phase.program, lead2)
     services.gate_decide(gate=gate, actor=lead, decision="fail", note="first")
     client.force_login(lead2)
     response = client.post(f"/programs/gates/{gate.pk}/decide/", {"decision": "fail", "note": NOTE})
@@ -57,9 +59,21 @@ def test_decision_that_worked_redirects_back_to_the_gate(client, lead, gate):
 @pytest.mark.parametrize(
     ("path", "data", "needed"),
     [
-        ("decide/", {"decision": "fail", "note": "x"}, "Only a program lead may decide gates."),
-        ("reopen/", {"reason": "x"}, "Only a program lead may reopen gates."),
-        ("evaluate/", {}, "Only a program lead or a metric owner may evaluate gates."),
+        (
+            "decide/",
+            {"decision": "fail", "note": "x"},
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may decide gates.",
+        ),
+        (
+            "reopen/",
+            {"reason": "x"},
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may reopen gates.",
+        ),
+        (
+            "evaluate/",
+            {},
+            "Only a lead of program &#x27;rebuild&#x27;, a metric owner or a platform admin may evaluate gates.",
+        ),
     ],
 )
 def test_forced_gate_post_by_a_viewer_is_a_403_page_naming_the_role(client, viewer, gate, path, data, needed):
@@ -79,7 +93,11 @@ def test_forced_htmx_post_by_a_viewer_gets_the_403_panel_only(client, viewer, ga
     response = client.post(f"/programs/gates/{gate.pk}/evaluate/", headers={"HX-Request": "true"})
     assert response.status_code == 403
     html = response.content.decode()
-    assert "Only a program lead or a metric owner may evaluate gates." in html and "<html" not in html
+    assert (
+        "Only a lead of program &#x27;rebuild&#x27;, a metric owner or a platform admin may evaluate gates."
+        in html
+        and "<html" not in html
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,7 +122,10 @@ def test_new_program_form_is_not_rendered_for_a_viewer(client, viewer, db):
     response = client.get("/programs/new/")
     assert response.status_code == 403
     html = response.content.decode()
-    assert "Only a program lead may create programs." in html and 'name="slug"' not in html
+    assert (
+        "Only a program creator (group program-leads) or a platform admin may create programs." in html
+        and 'name="slug"' not in html
+    )
     assert "New program" not in client.get("/programs/").content.decode()
 
 

@@ -142,17 +142,25 @@ def test_plan_pages_run_constant_queries(client, lead, engineer, program, page):
 @pytest.mark.parametrize(
     ("user", "path", "message"),
     [
-        ("viewer", "/programs/phases/{phase}/replan/", "Only a program lead may re-plan phases."),
+        (
+            "viewer",
+            "/programs/phases/{phase}/replan/",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may re-plan phases.",
+        ),
         (
             "engineer",
             "/programs/phases/{phase}/actual-dates/",
-            "Only a program lead may backfill phase dates.",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may backfill phase dates.",
         ),
-        ("engineer", "/programs/{slug}/advance/", "Only a program lead may advance phases."),
+        (
+            "engineer",
+            "/programs/{slug}/advance/",
+            "Only a lead of program &#x27;rebuild&#x27; or a platform admin may advance phases.",
+        ),
         (
             "viewer",
             "/programs/migrations/{migration}/state/",
-            "Only a program lead or a framework engineer may record migrations.",
+            "Only a lead or engineer of program &#x27;rebuild&#x27;, a framework engineer or a platform admin may record migrations.",
         ),
     ],
 )

@@ -202,5 +202,8 @@ def test_program_page_form_shows_refusals(client, engineer, ref):
         },
     )
     assert response.status_code == 403  # the styled 403 page, before the form is read
-    assert "Only a program lead may create programs." in response.content.decode()
+    assert (
+        "Only a program creator (group program-leads) or a platform admin may create programs."
+        in response.content.decode()
+    )
     assert not Program.objects.exists()

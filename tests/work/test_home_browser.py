@@ -21,7 +21,7 @@ def unread_count(page) -> int:
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1280, 390])
 def test_lead_opens_a_notification_from_my_work(browser, live_server, demo, width):
-    gate = Gate.objects.get(name="New fully surpasses old")
+    gate = Gate.objects.get(phase__program__slug="frontier-rebuild", name="New fully surpasses old")
     assert gate.status == "ready"
     context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 900})
     page = context.new_page()

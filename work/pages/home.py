@@ -8,7 +8,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from core.heartbeat import heartbeat_status
-from core.roles import PROGRAM_LEADS, acting_user, has_role
+from core.roles import acting_user
+from program import policies
 from work.selectors import my_work
 
 
@@ -17,7 +18,7 @@ def home(request: HttpRequest) -> HttpResponse:
     # Pages are for signed-in users only (PageLoginRequiredMiddleware).
     context = {
         "work": my_work(acting_user(request)),
-        "may_decide_gates": has_role(request.user, PROGRAM_LEADS),
+        "may_decide_gates": policies.leads_any_program(request.user),
         "background": heartbeat_status(),
     }
     return render(request, "work/home.html", context)

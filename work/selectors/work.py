@@ -15,9 +15,9 @@ from django.db.models import Case, IntegerField, Model, QuerySet, Value, When
 from django.utils import timezone
 
 from core.models import NotificationReceipt
-from core.roles import PROGRAM_LEADS, has_role
 from freeze.models import FreezeException
 from freeze.selectors.exceptions import exceptions_awaiting, exceptions_list
+from program import policies
 from program.models import Gate, Program
 
 # Each list shows this many rows; one more is fetched to know whether to link to the full list.
@@ -42,32 +42,32 @@ def _gates() -> QuerySet[Gate]:
 
 
 def gates_ready_for(user: User) -> Section[Gate]:
-    """Ready gates a program lead may decide: every active program's, the ones they lead first.
-    Anyone else decides none (gate_decide requires the program-leads role)."""
-    if not has_role(user, PROGRAM_LEADS):
-        return Section([], False)
+    """Ready gates this user may decide (program.policies.is_lead): those of the programs they lead,
+    or every active program's for a platform admin, the ones they lead first."""
+    led = policies.led_program_ids(user)
+    gates = _gates().filter(status=Gate.Status.READY)
+    if not policies.is_platform_admin(user):
+        if not led:
+            return Section([], False)
+        gates = gates.filter(phase__program_id__in=led)
     mine_first = Case(
-        When(phase__program__lead=user, then=Value(0)), default=Value(1), output_field=IntegerField()
+        When(phase__program_id__in=led, then=Value(0)), default=Value(1), output_field=IntegerField()
     )
-    return _section(
-        _gates()
-        .filter(status=Gate.Status.READY)
-        .annotate(not_mine=mine_first)
-        .order_by("not_mine", "due_date", "pk")
-    )
+    return _section(gates.annotate(not_mine=mine_first).order_by("not_mine", "due_date", "pk"))
 
 
 def stale_gates_for(user: User) -> Section[Gate]:
     """Undecided gates pinning a superseded metric version, in the active programs the user leads."""
     return _section(
         _gates()
-        .filter(stale=True, status__in=Gate.UNDECIDED, phase__program__lead=user)
+        .filter(stale=True, status__in=Gate.UNDECIDED, phase__program_id__in=policies.led_program_ids(user))
         .order_by("due_date", "pk")
     )
 
 
 def exceptions_awaiting_for(user: User) -> Section[FreezeException]:
-    return _section(exceptions_awaiting(user).order_by("change_starts_at", "pk"))
+    readable = policies.readable_filter(user, "window__program")
+    return _section(exceptions_awaiting(user).filter(readable).order_by("change_starts_at", "pk"))
 
 
 def exceptions_requested_by(user: User) -> Section[FreezeException]:
