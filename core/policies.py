@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
-from core.roles import PLATFORM_ADMINS, PROGRAM_LEADS, has_role
+from core.programs import programs_led
+from core.roles import PLATFORM_ADMINS, has_role
 
 MSG_WEBHOOKS = "Only a program lead or a platform admin may manage webhook endpoints."
 MSG_WEBHOOKS_EVERY = "Only a platform admin may manage webhook endpoints for every program."
@@ -27,11 +28,11 @@ def may_manage_webhooks(user: User | AnonymousUser, program_key: str) -> bool:
     (blank: the endpoints that hear every program). Platform admins manage all; a program lead only
     endpoints scoped to a program, never the organisation-wide ones.
 
-    The one place this rule lives: every other webhook check below is built on it. Today "lead of the
-    program" is the global program-leads role; per-program membership replaces that line."""
+    The one place this rule lives: every other webhook check below is built on it. "Lead of the
+    program" is program membership (program.policies, asked through core.programs)."""
     if is_platform_admin(user):
         return True
-    return bool(program_key) and user.is_authenticated and has_role(user, PROGRAM_LEADS)
+    return bool(program_key) and user.is_authenticated and program_key in programs_led(user)
 
 
 def webhook_scopes(user: User | AnonymousUser, program_keys: Iterable[str]) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
+from core.policies import is_platform_admin
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, ROLE_LABELS, group_names
 from freeze.models import Approval, FreezeException, FreezeOverride, FreezeWindow
 from program import policies as program_policies
@@ -35,7 +36,7 @@ MSG_OWN = "You opened this override; another program lead reviews it."
 
 def require_manage_components(user: AnyUser) -> None:
     """The component catalogue is shared by every program: those who may create programs keep it."""
-    if not (program_policies.is_platform_admin(user) or PROGRAM_LEADS in group_names(user)):
+    if not (is_platform_admin(user) or PROGRAM_LEADS in group_names(user)):
         raise PermissionDenied(MSG_COMPONENTS)
 
 

@@ -13,6 +13,7 @@ class ProgramConfig(AppConfig):
     def ready(self) -> None:
         from core.programs import program_directory_register
         from program import receivers  # noqa: F401 - connects the metrics hooks
+        from program.policies import led_program_slugs
 
-        # core names programs (webhook scopes) without importing this app: it asks this lookup.
-        program_directory_register(_program_choices)
+        # core names programs (webhook scopes) and asks who leads them without importing this app.
+        program_directory_register(_program_choices, led_program_slugs)

@@ -20,7 +20,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 
 from core.errors import ApplicationError
-from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PLATFORM_ADMINS, PROGRAM_LEADS, group_names
+from core.policies import is_platform_admin
+from core.roles import FRAMEWORK_ENGINEERS, METRIC_OWNERS, PROGRAM_LEADS, group_names
 from program.models import Program, ProgramMembership
 
 if TYPE_CHECKING:
@@ -48,13 +49,10 @@ MSG_NOT_READABLE = "There is no program '{program}'."
 
 # The attribute of a user object that keeps {program id: role} once fetched.
 _ROLES_CACHE = "_program_roles_cache"
+_LED_SLUGS_CACHE = "_led_program_slugs_cache"
 
 
 # --- who someone is -----------------------------------------------------------------------------------
-
-
-def is_platform_admin(user: AnyUser) -> bool:
-    return user.is_authenticated and (user.is_superuser or PLATFORM_ADMINS in group_names(user))
 
 
 def member_roles(user: AnyUser) -> Mapping[int, str]:
@@ -81,8 +79,9 @@ def member_roles(user: AnyUser) -> Mapping[int, str]:
 
 def member_roles_forget(user: AnyUser | None) -> None:
     """After a membership of this user object changed: the next question reads them again."""
-    if user is not None and hasattr(user, _ROLES_CACHE):
-        delattr(user, _ROLES_CACHE)
+    for cache in (_ROLES_CACHE, _LED_SLUGS_CACHE):
+        if user is not None and hasattr(user, cache):
+            delattr(user, cache)
 
 
 def member_roles_add_lead(user: AnyUser, program_id: int) -> None:
@@ -90,6 +89,8 @@ def member_roles_add_lead(user: AnyUser, program_id: int) -> None:
     cached: dict[int, str] | None = getattr(user, _ROLES_CACHE, None)
     if cached is not None:
         cached[program_id] = Role.LEAD
+    if hasattr(user, _LED_SLUGS_CACHE):
+        delattr(user, _LED_SLUGS_CACHE)
 
 
 def member_roles_prime(user: AnyUser, roles: dict[int, str]) -> None:
@@ -98,19 +99,42 @@ def member_roles_prime(user: AnyUser, roles: dict[int, str]) -> None:
     setattr(user, _ROLES_CACHE, roles)
 
 
+def member_user_ids(program_id: int, *, role: str = "") -> QuerySet[User, int]:
+    """The ids of the program's members (with `role`: of those holding it), in person or through a
+    group: a subquery, so a caller filters users by it in one query."""
+    memberships = ProgramMembership.objects.filter(program_id=program_id, **({"role": role} if role else {}))
+    groups = memberships.filter(group__isnull=False).order_by().values("group_id")
+    in_person = memberships.filter(user__isnull=False).order_by().values("user_id")
+    return User.objects.filter(Q(pk__in=in_person) | Q(groups__in=groups)).values_list("pk", flat=True)
+
+
 def lead_user_ids(program_id: int) -> QuerySet[User, int]:
     """The ids of the users who lead the program, in person or through a group (a subquery)."""
-    lead_groups = (
-        ProgramMembership.objects.filter(program_id=program_id, role=Role.LEAD, group__isnull=False)
-        .order_by()
-        .values("group_id")
+    return member_user_ids(program_id, role=Role.LEAD)
+
+
+def members_to_notify(program_id: int, *, role: str = "") -> list[User]:
+    """The active members (with `role`: those holding it) who hear about the program: its notices go
+    to them, not to every lead of the organisation. Platform admins act everywhere but hear only about
+    the programs they are members of. One query."""
+    return list(
+        User.objects.filter(pk__in=member_user_ids(program_id, role=role), is_active=True).order_by("pk")
     )
-    in_person = (
-        ProgramMembership.objects.filter(program_id=program_id, role=Role.LEAD, user__isnull=False)
-        .order_by()
-        .values("user_id")
-    )
-    return User.objects.filter(Q(pk__in=in_person) | Q(groups__in=lead_groups)).values_list("pk", flat=True)
+
+
+def led_program_slugs(user: AnyUser) -> frozenset[str]:
+    """The keys of the programs the user leads (for core's rules that name programs by key, e.g. who
+    manages a program's webhook endpoints); one query per user object, none when they lead nothing."""
+    cached: frozenset[str] | None = getattr(user, _LED_SLUGS_CACHE, None)
+    if cached is None:
+        led = led_program_ids(user)
+        cached = (
+            frozenset(Program.objects.filter(pk__in=led).values_list("slug", flat=True))
+            if led
+            else frozenset()
+        )
+        setattr(user, _LED_SLUGS_CACHE, cached)
+    return cached
 
 
 def program_role(user: AnyUser, program_id: int) -> str | None:

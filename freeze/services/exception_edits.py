@@ -21,6 +21,7 @@ from freeze.selectors.exceptions import approvals_enough, exception_allowed_acti
 from freeze.services.approval_bar import approval_requirement_apply
 from freeze.services.exception_workflow import (
     MSG_UNNECESSARY,
+    acted_on,
     guard,
     lock,
     move,
@@ -173,6 +174,7 @@ def exception_edit(*, actor: User, exception: FreezeException, changes: Exceptio
         exception.save()
         data = {"fields": changed, **({"dismissed_approvals": dismissed} if dismissed else {})}
         transition_record(subject=exception, action="edited", actor=actor, data=data)
+        acted_on(actor, exception)
     return exception
 
 

@@ -19,6 +19,8 @@ from django_fsm import TransitionNotAllowed, can_proceed
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
+from core.roles import in_team
+from core.services.inbox import notifications_mark_read_for
 from core.transitions import fsm_sources, require_state
 from freeze.models import Approval, Component, FreezeException, FreezeWindow, Level
 from freeze.selectors import level_at
@@ -30,6 +32,7 @@ from freeze.selectors.exceptions import (
 )
 from freeze.services.approval_bar import approval_requirement_apply
 from freeze.services.gate_impact import exception_gates_reevaluate
+from program import policies as program_policies
 
 Status = FreezeException.Status
 MSG_REASON = "Say why."
@@ -95,7 +98,8 @@ def move(
     reason: str = "",
     data: dict[str, Any] | None = None,
 ) -> None:
-    """Run the state-machine transition `method`, save, and record it."""
+    """Run the state-machine transition `method`, save, and record it (and the actor's notices about
+    it are read: acting answers them)."""
     before = exception.status
     try:
         getattr(exception, method)()
@@ -111,6 +115,17 @@ def move(
         reason=reason,
         data=data,
     )
+    acted_on(actor, exception)
+
+
+def exception_link(exception: FreezeException) -> str:
+    return reverse("freeze:exception", args=[exception.pk])
+
+
+def acted_on(actor: User | None, exception: FreezeException) -> None:
+    """The actor's own notices about this exception are answered by acting on it: marked read with it."""
+    if actor is not None:
+        notifications_mark_read_for(actor=actor, link=exception_link(exception))
 
 
 def notify(exception: FreezeException, event: str, subject: str, users: list[User]) -> None:
@@ -119,15 +134,25 @@ def notify(exception: FreezeException, event: str, subject: str, users: list[Use
         subject=subject,
         body=f"{exception.title} — {exception.component.key}, {exception.change_starts_at:%Y-%m-%d %H:%M} to "
         f"{exception.change_ends_at:%Y-%m-%d %H:%M} UTC, risk {exception.risk}. Status: {exception.status}.",
-        link=reverse("freeze:exception", args=[exception.pk]),
+        link=exception_link(exception),
         payload={"exception": exception.pk, "status": exception.status},
         users=users,
+        program_key=exception.window.program.slug,
     )
 
 
 def notify_approvers(exception: FreezeException, subject: str) -> None:
-    """Only people exception_allowed_actions lets approve it now (never an author)."""
-    notify(exception, "exception.submitted", subject, exception_approvers(exception))
+    """Only people exception_allowed_actions lets approve it now (never an author), and of those the
+    ones it concerns: the component's owner team and the leads of the window's program. Platform admins
+    may approve any exception but are not asked to, unless they are one of those."""
+    owners = exception.component.owner_team
+    program_id = exception.window.program_id
+    concerned = [
+        user
+        for user in exception_approvers(exception)
+        if in_team(user, owners) or program_policies.is_member(user, program_id)
+    ]
+    notify(exception, "exception.submitted", subject, concerned)
 
 
 def refuse_by_level(component: Component, window: FreezeWindow, starts: datetime) -> None:
@@ -169,6 +194,7 @@ def _record_verdict(
             )
     except IntegrityError:
         raise ApplicationError("You already decided on this exception; one person counts once.") from None
+    acted_on(actor, exception)
 
 
 def exception_approve(*, actor: User, exception: FreezeException, comment: str = "") -> FreezeException:

@@ -15,9 +15,11 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.roles import PROGRAM_LEADS
+from core.services.inbox import notifications_mark_read_for
 from freeze import policies
 from freeze.models import Component, FreezeOverride
+from freeze.selectors import levels_at
+from program import policies as program_policies
 
 MSG_TOO_LONG = "A break-glass override lasts at most 24 hours: ends_at must be by {limit:%Y-%m-%d %H:%M} UTC."
 MSG_PAST = "ends_at must be in the future."
@@ -33,21 +35,31 @@ def _notify(override: FreezeOverride, event: str, subject: str, users: list[User
         subject=subject,
         body=f"{override.component.key} may change until {override.ends_at:%Y-%m-%d %H:%M} UTC whatever "
         f"its freeze level. Opened by {override.opened_by.username}: {override.reason}",
-        link=f"{reverse('freeze:list')}#override-{override.pk}",
+        link=override_link(override),
         payload={"override": override.pk, "component": override.component.key},
         users=users,
     )
 
 
-def _owners_and_leads(override: FreezeOverride) -> list[User]:
-    """The component's owner team and the program leads, without the person who acted."""
-    return list(
-        get_user_model()
-        .objects.filter(Q(groups__name=override.component.owner_team) | Q(groups__name=PROGRAM_LEADS))
-        .exclude(pk=override.opened_by_id)
-        .distinct()
-        .order_by("pk")
+def override_link(override: FreezeOverride) -> str:
+    return f"{reverse('freeze:list')}#override-{override.pk}"
+
+
+def _concerned(override: FreezeOverride, *, with_opener: bool = False) -> list[User]:
+    """The component's owner team and the leads of the programs whose freeze the override lifts (those
+    with a window in force when it opened); the opener only `with_opener` (told it still waits for a
+    review, not that they opened it). An override belongs to no one program, so its notices reach only
+    the webhook endpoints that hear every program."""
+    programs = {found.window.program_id for found in levels_at(override.component, override.starts_at)}
+    leads = Q()
+    for program_id in sorted(programs):
+        leads |= Q(pk__in=program_policies.lead_user_ids(program_id))
+    people = get_user_model().objects.filter(
+        Q(groups__name=override.component.owner_team) | leads, is_active=True
     )
+    if not with_opener:
+        people = people.exclude(pk=override.opened_by_id)
+    return list(people.distinct().order_by("pk"))
 
 
 def override_open(*, actor: User, component: Component, reason: str, ends_at: datetime) -> FreezeOverride:
@@ -79,7 +91,7 @@ def override_open(*, actor: User, component: Component, reason: str, ends_at: da
             override,
             "override.opened",
             f"Break-glass override on {component.key} until {ends_at:%Y-%m-%d %H:%M} UTC",
-            _owners_and_leads(override),
+            _concerned(override),
         )
     return override
 
@@ -122,6 +134,7 @@ def override_review(*, actor: User, override: FreezeOverride, note: str) -> Free
             to_state="reviewed",
             reason=override.review_note,
         )
+        notifications_mark_read_for(actor=actor, link=override_link(override))
         _notify(
             override,
             "override.reviewed",
@@ -140,7 +153,6 @@ def overrides_warn_overdue(now: datetime | None = None) -> list[int]:
         overdue_warned_at__isnull=True,
         starts_at__lte=now - FreezeOverride.REVIEW_WITHIN,
     ).select_related("component", "opened_by")
-    leads = list(get_user_model().objects.filter(groups__name=PROGRAM_LEADS).order_by("pk"))
     for override in due.order_by("pk"):
         with transaction.atomic():
             claimed = FreezeOverride.objects.filter(
@@ -153,7 +165,7 @@ def overrides_warn_overdue(now: datetime | None = None) -> list[int]:
                 override,
                 "override.overdue",
                 f"Break-glass override #{override.pk} on {override.component.key} still needs a review",
-                leads,
+                _concerned(override, with_opener=True),
             )
             warned.append(override.pk)
     return warned

@@ -16,13 +16,23 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
+from core.services.inbox import notifications_mark_read_for
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
 from metrics.public import Window, rollup_summaries, rollups_answer
 from program import policies
 from program.evaluation import criterion_judge
-from program.models import Criterion, CriterionResult, Decision, Evaluation, Gate, Phase, Program
+from program.models import (
+    Criterion,
+    CriterionResult,
+    Decision,
+    Evaluation,
+    Gate,
+    Phase,
+    Program,
+    ProgramMembership,
+)
 
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
@@ -50,7 +60,22 @@ def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
 
 
 def _leads(gate: Gate) -> list[User]:
-    return [gate.phase.program.lead]
+    """Who hears that a gate awaits a decision or pins a superseded metric: the program's leads."""
+    return policies.members_to_notify(gate.phase.program_id, role=ProgramMembership.Role.LEAD)
+
+
+def _members(gate: Gate) -> list[User]:
+    """Who hears a gate's decision: every member of its program."""
+    return policies.members_to_notify(gate.phase.program_id)
+
+
+def _gate_link(gate: Gate) -> str:
+    return reverse("program:gate", args=[gate.pk])
+
+
+def _acted_on(actor: User, gate: Gate) -> None:
+    """The actor's own notices about this gate are answered by acting on it: marked read with it."""
+    notifications_mark_read_for(actor=actor, link=_gate_link(gate))
 
 
 @transaction.atomic
@@ -174,9 +199,10 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
                         event="gate.ready",
                         subject=f"Gate '{gate.name}' is ready for review",
                         body=f"Every required criterion of '{gate.name}' passes. A program lead can decide it.",
-                        link=reverse("program:gate", args=[gate.pk]),
+                        link=_gate_link(gate),
                         payload={"gate": gate.pk},
                         users=_leads(gate),
+                        program_key=gate.phase.program.slug,
                     )
     return evaluation
 
@@ -260,10 +286,12 @@ def gate_decide(*, gate: Gate, actor: User, decision: str, note: str = "") -> De
             event="gate.decided",
             subject=f"Gate '{gate.name}' {target}",
             body=f"{actor.get_username()} decided '{gate.name}': {decision}. {note}".strip(),
-            link=reverse("program:gate", args=[gate.pk]),
+            link=_gate_link(gate),
             payload={"gate": gate.pk, "decision": decision},
-            users=_leads(gate),
+            users=_members(gate),
+            program_key=gate.phase.program.slug,
         )
+        _acted_on(actor, gate)
     return record
 
 
@@ -285,6 +313,7 @@ def gate_reopen(*, gate: Gate, actor: User, reason: str) -> Gate:
     )
     gate.status = Gate.Status.OPEN
     gate.save(update_fields=["status"])
+    _acted_on(actor, gate)
     return gate
 
 
@@ -306,8 +335,9 @@ def gates_mark_stale(*, old_definition_id: int, new_definition_id: int) -> list[
                 event="gate.stale",
                 subject=f"Gate '{gate.name}' pins a superseded metric",
                 body=f"{new.ref} is now active; the gate's criteria still use the older version.",
-                link=reverse("program:gate", args=[gate.pk]),
+                link=_gate_link(gate),
                 payload={"gate": gate.pk, "metric": new.ref},
                 users=_leads(gate),
+                program_key=gate.phase.program.slug,
             )
     return [gate.pk for gate in gates]

@@ -13,7 +13,7 @@ from freeze import services as freeze_services
 from program import services as program_services
 from program.models import Gate
 from tests.freeze.factories import freeze_setup, submitted_exception
-from tests.program.factories import make_program, metrics_for_template, observe, spread
+from tests.program.factories import make_lead, make_program, metrics_for_template, observe, spread
 
 
 def receipts_of(notification: Notification) -> set[str]:
@@ -81,6 +81,7 @@ def test_submitting_an_exception_reaches_every_approver_but_its_author(
     lead, lead2, engineer, component_owner, viewer, mailoutbox, django_capture_on_commit_callbacks
 ):
     ref = freeze_setup(lead)
+    make_lead(ref["program"], lead2)  # approvers are the leads of the window's program (issue 25)
     with django_capture_on_commit_callbacks(execute=True):
         exception = submitted_exception(engineer, ref["trainer"], ref["now"])
     notification = Notification.objects.get(event="exception.submitted")

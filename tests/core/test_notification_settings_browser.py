@@ -25,7 +25,7 @@ def test_choosing_the_digest_and_adding_an_endpoint(browser, live_server, demo, 
     try:
         sign_in(page, "lead")
         page.goto("/notifications/")
-        page.click("text=Settings")
+        page.click("main >> text=Settings")  # the header's menu has a "Notification settings" link too
         page.wait_for_url("**/account/notifications/")
         page.check("input[name=gates][value=digest]")
         page.check("input[name=incidents][value=in_app]")

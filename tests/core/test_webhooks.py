@@ -28,10 +28,14 @@ def admin_user(db):
     return make_user("platform", PLATFORM_ADMINS)
 
 
-def test_who_may_manage_which_scope(db, lead, viewer, admin_user):
+def test_who_may_manage_which_scope(db, lead, lead2, viewer, admin_user):
+    metrics_for_template()
+    make_program(lead, slug="alpha")
+    make_program(lead2, slug="beta")
     root = make_user("root")
     root.is_superuser = True
     assert [may_manage_webhooks(lead, key) for key in ("", "alpha")] == [False, True]
+    assert not may_manage_webhooks(lead, "beta")  # a lead manages their own program's endpoints only
     assert [may_manage_webhooks(admin_user, key) for key in ("", "alpha")] == [True, True]
     assert [may_manage_webhooks(root, key) for key in ("", "alpha")] == [True, True]
     assert [may_manage_webhooks(viewer, key) for key in ("", "alpha")] == [False, False]

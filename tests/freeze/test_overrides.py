@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core.models import Notification, Transition
 from freeze import services
-from freeze.models import FreezeOverride
+from freeze.models import FreezeOverride, FreezeWindow
 from tests.conftest import make_user
 from tests.freeze.factories import freeze_setup
 from tests.program.factories import make_lead
@@ -174,6 +174,8 @@ def test_overdue_reviews_are_flagged_to_the_leads_once(lead, lead2, ref):
     services.override_review(actor=lead2, override=reviewed, note="ok")
     past = timezone.now() - timedelta(hours=73)
     FreezeOverride.objects.filter(pk__in=[old.pk, reviewed.pk]).update(starts_at=past)
+    # They lifted this program's freeze: its window was in force when they opened (issue 25's routing).
+    FreezeWindow.objects.filter(pk=ref["window"].pk).update(starts_at=past - timedelta(days=1))
     assert overrides_warn_overdue() == [old.pk]
     assert overrides_warn_overdue() == []
     notification = Notification.objects.get(event="override.overdue")

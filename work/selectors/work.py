@@ -15,6 +15,7 @@ from django.db.models import Case, IntegerField, Model, QuerySet, Value, When
 from django.utils import timezone
 
 from core.models import NotificationReceipt
+from core.policies import is_platform_admin
 from freeze.models import FreezeException
 from freeze.selectors.exceptions import exceptions_awaiting, exceptions_list
 from program import policies
@@ -46,7 +47,7 @@ def gates_ready_for(user: User) -> Section[Gate]:
     or every active program's for a platform admin, the ones they lead first."""
     led = policies.led_program_ids(user)
     gates = _gates().filter(status=Gate.Status.READY)
-    if not policies.is_platform_admin(user):
+    if not is_platform_admin(user):
         if not led:
             return Section([], False)
         gates = gates.filter(phase__program_id__in=led)
