@@ -525,7 +525,10 @@ def test_page_statuses_per_role(world, users, key, program):
 
 @pytest.mark.parametrize(
     ("key", "program", "role"),
-    [pytest.param(*cell, marks=pytest.mark.xfail(strict=True, reason=why)) for cell, why in HOLES.items()],
+    [
+        pytest.param(*cell, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=why))
+        for cell, why in HOLES.items()
+    ],
 )
 def test_known_hole(world, users, key, program, role):
     url = url_for(world, key, program)
@@ -584,7 +587,7 @@ def test_a_private_program_is_listed_to_its_readers_only(world, users, key):
 @pytest.mark.parametrize(
     ("key", "role"),
     [
-        pytest.param(*cell, marks=pytest.mark.xfail(strict=True, reason=why))
+        pytest.param(*cell, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=why))
         for cell, why in LIST_HOLES.items()
     ],
 )
