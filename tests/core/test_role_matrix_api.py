@@ -251,8 +251,6 @@ PRIVATE_EXCEPTION_WRITE_OPS = [
     *(("POST", f"/api/v1/freeze-exceptions/{{id}}/{action}/") for action in ACTIONS),
 ]
 HOLES_BY_OPERATION: dict[tuple[str, str, str], tuple[tuple[str, ...], str]] = {
-    **{(*op, "A"): (("lead_b",), CROSS_PROGRAM_WEBHOOKS) for op in WEBHOOK_OPS},
-    **{(*op, "B"): (("lead",), CROSS_PROGRAM_WEBHOOKS) for op in WEBHOOK_OPS},
     **{(*op, "P"): (NON_MEMBERS_OF_P, PRIVATE_WEBHOOK) for op in WEBHOOK_OPS},
     **{(*op, "P"): (NON_MEMBERS_OF_P, PRIVATE_READ) for op in PRIVATE_READ_OPS},
     **{(*op, "P"): (NON_MEMBERS_OF_P, PRIVATE_EXCEPTION_WRITE) for op in PRIVATE_EXCEPTION_WRITE_OPS},
@@ -464,7 +462,6 @@ LIST_HOLES: dict[tuple[str, str], str] = {
         ("/api/v1/freeze-exceptions/", role): PRIVATE_LISTED_TO_ALL.format(what="exceptions")
         for role in NON_MEMBERS_OF_P
     },
-    ("/api/v1/webhooks/", "lead"): CROSS_PROGRAM_WEBHOOKS,
     # The decision must still count P's window; only its name and program should stay unsaid.
     **{
         ("/api/v1/freeze/check/?component=trainer", role): (

@@ -277,8 +277,6 @@ PRIVATE_EXCEPTION_WRITE_PAGES = (
     *(f"freeze:exception-act[{action}]" for action in ACTIONS),
 )
 HOLES_BY_PAGE: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
-    **{(key, "A"): (("lead_b",), CROSS_PROGRAM_WEBHOOKS) for key in WEBHOOK_PAGES},
-    **{(key, "B"): (("lead",), CROSS_PROGRAM_WEBHOOKS) for key in WEBHOOK_PAGES},
     **{(key, "P"): (NON_MEMBERS_OF_P, PRIVATE_WEBHOOK) for key in WEBHOOK_PAGES},
     **{(key, "P"): (NON_MEMBERS_OF_P, PRIVATE_READ) for key in PRIVATE_READ_PAGES},
     **{(key, "P"): (NON_MEMBERS_OF_P, PRIVATE_EXCEPTION_WRITE) for key in PRIVATE_EXCEPTION_WRITE_PAGES},
@@ -554,7 +552,6 @@ LIST_HOLES: dict[tuple[str, str], str] = {
         for key in ("freeze:list", "freeze:exceptions")
         for role in NON_MEMBERS_OF_P
     },
-    ("webhooks", "lead"): CROSS_PROGRAM_WEBHOOKS,
     # My work's approval queue leaves them out (work.selectors.exceptions_awaiting_for); this one not.
     ("freeze:queues", "component_owner"): (
         "the owner team's approval queue lists the private program's exceptions to a non-member"
