@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, ROLE_LABELS, group_names
 from freeze.models import Approval, FreezeException, FreezeOverride, FreezeWindow
@@ -28,6 +29,29 @@ MSG_ROLE = "Only a {role} may {doing} freeze exceptions."
 MSG_REQUESTER = "Only the requester {action}s their exception."
 MSG_COMPONENTS = "Only a program creator (group program-leads) or a platform admin may manage components."
 MSG_OWN = "You opened this override; another program lead reviews it."
+
+
+# --- reading ------------------------------------------------------------------------------------------
+# A window, and every exception filed under it, is read by whoever may read the window's program
+# (program.policies: a private program by its members and platform admins only). The freeze check
+# (freeze.api.check) asks none of this on purpose: CI must learn every program's freeze.
+
+
+def windows_readable(user: AnyUser) -> Q:
+    return program_policies.readable_filter(user, "program")
+
+
+def exceptions_readable(user: AnyUser) -> Q:
+    return program_policies.readable_filter(user, "window__program")
+
+
+def may_read_window(user: AnyUser, window: FreezeWindow) -> bool:
+    return program_policies.may_read(user, window.program)
+
+
+def require_read_window(user: AnyUser, window: FreezeWindow, what: str) -> None:
+    """The API's 404 ("There is no {what}.") for a window, or an exception, of a private program."""
+    program_policies.require_read(user, window.program, what)
 
 
 # --- components and windows ---------------------------------------------------------------------------

@@ -230,6 +230,10 @@ def programs_readable(user: AnyUser, programs: QuerySet[Program] | None = None) 
     return (Program.objects.all() if programs is None else programs).filter(readable_filter(user))
 
 
-def require_read(user: AnyUser, program: Program) -> None:
+def require_read(user: AnyUser, program: Program, what: str | None = None) -> None:
+    """The API's 404 for a private program this user may not read. `what` names the row asked for
+    ("gate 4", "freeze window 7") when it is not the program itself, so that the answer is the one a
+    row that does not exist gets, and does not name the private program."""
     if not may_read(user, program):
-        raise ApplicationError(MSG_NOT_READABLE.format(program=program.slug), status=404)
+        message = f"There is no {what}." if what else MSG_NOT_READABLE.format(program=program.slug)
+        raise ApplicationError(message, status=404)
