@@ -143,6 +143,10 @@ EXPECTED: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "freeze:override-new": LEAD_FORM,
     # The fixture override was opened by lead2, so `lead` may review it.
     "freeze:override-review": LEAD_FORM,
+    # Members: everyone who reads the program sees them; its leads add (an empty form is a 400) and
+    # change or remove one (the lead's own row; no role sent is a 400).
+    "program:members": (row("302 200 200 200 200 200 200"), row("302 403 403 403 403 403 400")),
+    "program:member": (POST_ONLY, row("302 403 403 403 403 403 400")),
 }
 
 # Path parameters from the objects `world` builds; URLs that take several values get one row each.
@@ -277,6 +281,8 @@ def world(lead, lead2, engineer, metric_owner, component_owner, ingest_user, vie
                 f"incidents:{name}": {"pk": incident.pk}
                 for name in ("detail", "edit", "resolve", "checklist")
             },
+            "program:members": {"slug": program.slug},
+            "program:member": {"slug": program.slug, "pk": program.memberships.get(user=lead).pk},
         },
     }
 
