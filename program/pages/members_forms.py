@@ -35,7 +35,10 @@ class AddMemberForm(forms.Form):
         help_text="Every member of the group holds the role.",
         error_messages={"invalid_choice": "Unknown group “%(value)s”."},
     )
-    role = forms.ChoiceField(choices=ProgramMembership.Role.choices, help_text=ROLE_HELP)
+    # The least a new member can hold, so that a hurried click grants no lead.
+    role = forms.ChoiceField(
+        choices=ProgramMembership.Role.choices, initial=ProgramMembership.Role.VIEWER, help_text=ROLE_HELP
+    )
 
 
 class MemberRoleForm(forms.Form):
