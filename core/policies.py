@@ -6,8 +6,9 @@ from collections.abc import Iterable
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 
-from core.programs import programs_led
+from core.programs import programs_hidden, programs_led
 from core.roles import PLATFORM_ADMINS, has_role
 
 MSG_WEBHOOKS = "Only a program lead or a platform admin may manage webhook endpoints."
@@ -38,6 +39,13 @@ def may_manage_webhooks(user: User | AnonymousUser, program_key: str) -> bool:
 def webhook_scopes(user: User | AnonymousUser, program_keys: Iterable[str]) -> list[str]:
     """The scopes ("" = every program, then program keys) whose endpoints `user` may manage."""
     return [key for key in ("", *program_keys) if may_manage_webhooks(user, key)]
+
+
+def webhook_endpoint_visible(user: User | AnonymousUser, program_key: str) -> None:
+    """An endpoint scoped to a private program the user may not read does not exist for them (404),
+    as the program itself does not; any other endpoint they may not manage is a 403 naming the rule."""
+    if program_key and program_key in programs_hidden(user):
+        raise Http404("No such webhook endpoint.")
 
 
 def webhook_scope_check(user: User | AnonymousUser, program_key: str) -> None:

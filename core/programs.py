@@ -11,15 +11,24 @@ from collections.abc import Callable
 from django.contrib.auth.models import AnonymousUser, User
 
 ProgramLookup = Callable[[], list[tuple[str, str]]]
-LedProgramsLookup = Callable[[User | AnonymousUser], frozenset[str]]
+KeysLookup = Callable[[User | AnonymousUser], frozenset[str]]
 
 _lookups: list[ProgramLookup] = []
-_led_lookups: list[LedProgramsLookup] = []
+_led_lookups: list[KeysLookup] = []
+_hidden_lookups: list[KeysLookup] = []
 
 
-def program_directory_register(lookup: ProgramLookup, led: LedProgramsLookup) -> None:
+def program_directory_register(lookup: ProgramLookup, *, led: KeysLookup, hidden: KeysLookup) -> None:
+    """`led`: the keys of the programs a user leads; `hidden`: of the private ones they may not read."""
     _lookups.append(lookup)
     _led_lookups.append(led)
+    _hidden_lookups.append(hidden)
+
+
+def programs_hidden(user: User | AnonymousUser) -> frozenset[str]:
+    """The keys of the programs `user` may not read (private, and not theirs): to them those programs,
+    and what is scoped to them, do not exist."""
+    return frozenset().union(*(lookup(user) for lookup in _hidden_lookups))
 
 
 def programs_led(user: User | AnonymousUser) -> frozenset[str]:

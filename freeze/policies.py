@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 
 from core.policies import is_platform_admin
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, ROLE_LABELS, group_names
@@ -20,6 +21,7 @@ from program import policies as program_policies
 AnyUser = User | AnonymousUser
 
 DECISIONS = ("approve", "reject")
+MSG_NO_SUCH_EXCEPTION = "There is no freeze exception {pk}."
 MSG_SELF_APPROVAL = "You requested or edited this exception; someone else must approve or reject it."
 MSG_NOT_APPROVER = (
     "Only members of {team}, leads of program '{program}' or a platform admin may decide exceptions on "
@@ -29,6 +31,29 @@ MSG_ROLE = "Only a {role} may {doing} freeze exceptions."
 MSG_REQUESTER = "Only the requester {action}s their exception."
 MSG_COMPONENTS = "Only a program creator (group program-leads) or a platform admin may manage components."
 MSG_OWN = "You opened this override; another program lead reviews it."
+
+
+# --- reading ------------------------------------------------------------------------------------------
+# A window, and every exception filed under it, is read by whoever may read the window's program
+# (program.policies: a private program by its members and platform admins only). The freeze check
+# (freeze.api.check) asks none of this on purpose: CI must learn every program's freeze.
+
+
+def windows_readable(user: AnyUser) -> Q:
+    return program_policies.readable_filter(user, "program")
+
+
+def exceptions_readable(user: AnyUser) -> Q:
+    return program_policies.readable_filter(user, "window__program")
+
+
+def may_read_window(user: AnyUser, window: FreezeWindow) -> bool:
+    return program_policies.may_read(user, window.program)
+
+
+def require_read_window(user: AnyUser, window: FreezeWindow, what: str) -> None:
+    """The API's 404 ("There is no {what}.") for a window, or an exception, of a private program."""
+    program_policies.require_read(user, window.program, what)
 
 
 # --- components and windows ---------------------------------------------------------------------------
@@ -62,7 +87,11 @@ def exception_actor_refusal(
     user: User, exception: FreezeException, action: str, author_ids: frozenset[int]
 ) -> str | None:
     """Why `user` may never take `action` on this exception, whatever its state; None if they may.
-    `author_ids`: the requester, the last editor and every editor (separation of duties)."""
+    `author_ids`: the requester, the last editor and every editor (separation of duties). Nobody acts
+    on an exception of a private program they may not read: for them it does not exist (an owner team
+    reviews a private program's exceptions once it is a member, e.g. a viewer, of that program)."""
+    if not may_read_window(user, exception.window):
+        return MSG_NO_SUCH_EXCEPTION.format(pk=exception.pk)
     roles = group_names(user)
     if action == "edit" and FRAMEWORK_ENGINEERS not in roles:
         return MSG_ROLE.format(role=ROLE_LABELS[FRAMEWORK_ENGINEERS], doing="edit")

@@ -13,7 +13,7 @@ class ProgramConfig(AppConfig):
     def ready(self) -> None:
         from core.programs import program_directory_register
         from program import receivers  # noqa: F401 - connects the metrics hooks
-        from program.policies import led_program_slugs
+        from program.policies import hidden_program_slugs, led_program_slugs
 
         # core names programs (webhook scopes) and asks who leads them without importing this app.
-        program_directory_register(_program_choices, led_program_slugs)
+        program_directory_register(_program_choices, led=led_program_slugs, hidden=hidden_program_slugs)

@@ -250,10 +250,23 @@ def readable_filter(user: AnyUser, field: str = "") -> Q:
     return Q(**{f"{prefix}is_private": False}) | Q(**{f"{prefix}pk__in": list(member_roles(user))})
 
 
+def hidden_program_slugs(user: AnyUser) -> frozenset[str]:
+    """The keys of the private programs `user` may not read (core asks, e.g. for webhook endpoints
+    scoped to one); one query, none for a platform admin."""
+    if is_platform_admin(user):
+        return frozenset()
+    private = Program.objects.filter(is_private=True).exclude(pk__in=list(member_roles(user)))
+    return frozenset(private.values_list("slug", flat=True))
+
+
 def programs_readable(user: AnyUser, programs: QuerySet[Program] | None = None) -> QuerySet[Program]:
     return (Program.objects.all() if programs is None else programs).filter(readable_filter(user))
 
 
-def require_read(user: AnyUser, program: Program) -> None:
+def require_read(user: AnyUser, program: Program, what: str | None = None) -> None:
+    """The API's 404 for a private program this user may not read. `what` names the row asked for
+    ("gate 4", "freeze window 7") when it is not the program itself, so that the answer is the one a
+    row that does not exist gets, and does not name the private program."""
     if not may_read(user, program):
-        raise ApplicationError(MSG_NOT_READABLE.format(program=program.slug), status=404)
+        message = f"There is no {what}." if what else MSG_NOT_READABLE.format(program=program.slug)
+        raise ApplicationError(message, status=404)

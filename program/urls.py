@@ -1,6 +1,6 @@
 from django.urls import path
 
-from program.pages import approval_bar, bindings, calibration, criteria, plan, programs
+from program.pages import approval_bar, bindings, calibration, criteria, members, plan, programs
 
 app_name = "program"
 
@@ -31,4 +31,6 @@ urlpatterns = [
     path("<slug:slug>/history/", plan.program_history, name="history"),
     path("<slug:slug>/bindings/", bindings.program_bind, name="bind"),
     path("<slug:slug>/approval-bar/", approval_bar.program_approval_bar, name="approval-bar"),
+    path("<slug:slug>/members/", members.program_members, name="members"),
+    path("<slug:slug>/members/<int:pk>/", members.program_member, name="member"),
 ]

@@ -20,7 +20,13 @@ from rest_framework.views import APIView
 from core.api.permissions import RoleRequired, WriteRule
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.models import WebhookEndpoint
-from core.policies import MSG_WEBHOOKS, may_manage_webhooks, webhook_scope_check, webhook_scopes
+from core.policies import (
+    MSG_WEBHOOKS,
+    may_manage_webhooks,
+    webhook_endpoint_visible,
+    webhook_scope_check,
+    webhook_scopes,
+)
 from core.programs import program_choices
 from core.roles import acting_user
 from core.services import webhooks
@@ -111,6 +117,7 @@ class _OneEndpoint(APIView):
         """Reads and writes alike: 404 for no such endpoint, 403 outside the caller's scopes."""
         super().check_permissions(request)
         self.endpoint = get_object_or_404(WebhookEndpoint, pk=self.kwargs["id"])
+        webhook_endpoint_visible(acting_user(request), self.endpoint.program_key)
         webhook_scope_check(acting_user(request), self.endpoint.program_key)
 
 

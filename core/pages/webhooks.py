@@ -17,7 +17,13 @@ from core.errors import ApplicationError
 from core.models import WebhookEndpoint
 from core.pages.form_submit import form_submit
 from core.pages.webhooks_forms import WebhookForm
-from core.policies import MSG_WEBHOOKS, may_manage_webhooks, webhook_scope_check, webhook_scopes
+from core.policies import (
+    MSG_WEBHOOKS,
+    may_manage_webhooks,
+    webhook_endpoint_visible,
+    webhook_scope_check,
+    webhook_scopes,
+)
 from core.programs import program_choices
 from core.roles import acting_user
 from core.services import webhooks
@@ -68,6 +74,7 @@ def webhook_list(request: HttpRequest) -> HttpResponse:
 def webhook_edit(request: HttpRequest, pk: int) -> HttpResponse:
     user = acting_user(request)
     endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
+    webhook_endpoint_visible(user, endpoint.program_key)
     webhook_scope_check(user, endpoint.program_key)
     programs = _programs(user, also=endpoint.program_key)
     initial = {
@@ -102,6 +109,7 @@ def _button(request: HttpRequest, pk: int, service: Callable[..., object], done:
     """A button on the list: done, or refused (409: deactivated already) with a message there."""
     user = acting_user(request)
     endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
+    webhook_endpoint_visible(user, endpoint.program_key)
     webhook_scope_check(user, endpoint.program_key)
     try:
         service(actor=user, endpoint=endpoint)

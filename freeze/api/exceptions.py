@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404
@@ -20,7 +21,7 @@ from core.api.serializers import KeyRelatedField, ReasonInput
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
-from freeze import selectors, services
+from freeze import policies, selectors, services
 from freeze.api.windows import WRITE_RULES
 from freeze.models import Approval, Component, FreezeException, FreezeWindow
 from freeze.selectors.exceptions import exception_allowed_actions
@@ -177,10 +178,17 @@ class ExceptionListInput(serializers.Serializer[dict[str, Any]]):
     )
 
 
+def readable_windows_only(serializer: serializers.Serializer[Any], user: User) -> None:
+    """A private program's window is unknown (400 naming `window`) to whoever may not read it."""
+    field = cast("serializers.PrimaryKeyRelatedField[FreezeWindow]", serializer.fields["window"])
+    field.queryset = FreezeWindow.objects.filter(policies.windows_readable(user))
+
+
 def exception_list_filter(
-    queryset: QuerySet[FreezeException], params: QueryDict
+    queryset: QuerySet[FreezeException], params: QueryDict, user: User
 ) -> QuerySet[FreezeException]:
     query = ExceptionListInput(data=params)
+    readable_windows_only(query, user)
     query.is_valid(raise_exception=True)
     wanted = query.validated_data
     if "risk" in wanted:
@@ -216,22 +224,30 @@ class ExceptionList(generics.ListAPIView[FreezeException]):
             queryset = selectors.exceptions_awaiting(acting_user(self.request))
         else:
             queryset = selectors.exceptions_list()
+        user = acting_user(self.request)
+        queryset = queryset.filter(policies.exceptions_readable(user))
         if params.get("mine") in ("1", "true"):
-            queryset = queryset.filter(requester=acting_user(self.request))
-        queryset = exception_list_filter(queryset, params)
+            queryset = queryset.filter(requester=user)
+        queryset = exception_list_filter(queryset, params, user)
         return _with_approvals(effective_status_filter(queryset, params.get("status")))
 
     @extend_schema(request=ExceptionInput, responses={201: ExceptionOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
     def post(self, request: Request) -> Response:
         data = ExceptionInput(data=request.data)
+        readable_windows_only(data, acting_user(request))
         data.is_valid(raise_exception=True)
         exception = services.exception_create(actor=acting_user(request), **metric_keys(data.validated_data))
         return Response(ExceptionOutput(exception).data, status=status.HTTP_201_CREATED)
 
 
-def _exception(pk: int) -> FreezeException:
-    return get_object_or_404(_with_approvals(selectors.exceptions_list()), pk=pk)
+def _exception(pk: int, user: User) -> FreezeException:
+    """The exception the URL names; a 404 for one of a private program this user may not read."""
+    exception = get_object_or_404(
+        _with_approvals(selectors.exceptions_list().select_related("window__program")), pk=pk
+    )
+    policies.require_read_window(user, exception.window, f"freeze exception {pk}")
+    return exception
 
 
 @extend_schema(tags=["freeze"])
@@ -239,20 +255,29 @@ class ExceptionDetail(APIView):
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["exception_edit"]
 
+    def check_permissions(self, request: Request) -> None:
+        if request.user.is_authenticated and request.method == "PATCH":
+            # One of a private program this user may not read does not exist for them: the 404 comes
+            # before the write rule's 403, as it does for reading it.
+            _exception(self.kwargs["pk"], acting_user(request))
+        super().check_permissions(request)
+
     @extend_schema(responses=ExceptionOutput)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(ExceptionOutput(_exception(pk)).data)
+        return Response(ExceptionOutput(_exception(pk, acting_user(request))).data)
 
     @extend_schema(request=ExceptionEditInput, responses=ExceptionOutput)
     def patch(self, request: Request, pk: int) -> Response:
+        user = acting_user(request)
+        exception = _exception(pk, user)  # the 404 before the body is read
         data = ExceptionEditInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.exception_edit(
-            actor=acting_user(request),
-            exception=_exception(pk),
+            actor=user,
+            exception=exception,
             changes=cast(services.ExceptionChanges, metric_keys(data.validated_data)),
         )
-        return Response(ExceptionOutput(_exception(pk)).data)
+        return Response(ExceptionOutput(_exception(pk, user)).data)
 
 
 class CommentInput(serializers.Serializer[dict[str, Any]]):
@@ -267,8 +292,10 @@ def _action_view(name: str, input_serializer: type[serializers.Serializer[dict[s
         def check_permissions(self, request: Request) -> None:
             super().check_permissions(request)
             if request.method == "POST":
-                # The actor rule, before the body too: 404 for no such exception, else 403.
-                exception_allowed_actions(acting_user(request), _exception(self.kwargs["pk"])).require(name)
+                # The actor rule, before the body too: 404 for no such exception (or one of a private
+                # program the user may not read), else 403.
+                user = acting_user(request)
+                exception_allowed_actions(user, _exception(self.kwargs["pk"], user)).require(name)
 
         @extend_schema(
             tags=["freeze"],
@@ -282,10 +309,9 @@ def _action_view(name: str, input_serializer: type[serializers.Serializer[dict[s
             data = input_serializer(data=request.data)
             data.is_valid(raise_exception=True)
             text = data.validated_data.get("reason", data.validated_data.get("comment", ""))
-            services.exception_act(
-                actor=acting_user(request), exception=_exception(pk), action=name, text=text
-            )
-            return Response(ExceptionOutput(_exception(pk)).data)
+            user = acting_user(request)
+            services.exception_act(actor=user, exception=_exception(pk, user), action=name, text=text)
+            return Response(ExceptionOutput(_exception(pk, user)).data)
 
     View.__name__ = f"Exception{name.title()}"
     View.__doc__ = f"{name.title()} a freeze exception."

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 
 from core.models import Transition
+from freeze import policies
 from freeze.history import HistoryEntry, entry, window_transitions
 from freeze.models import FreezeWindow
 
@@ -26,7 +27,7 @@ class WindowHistoryEntryOutput(serializers.Serializer[HistoryEntry]):
 
 @extend_schema(tags=["freeze"], responses=WindowHistoryEntryOutput(many=True))
 class WindowHistory(generics.ListAPIView[Transition]):
-    """Any signed-in user: who set which level, when the window moved, and why; paginated."""
+    """Anyone who may read the window's program: who set which level, when the window moved, and why; paginated."""
 
     # It serializes the page's HistoryEntry objects (paginate_queryset), not the Transition rows; DRF's
     # stubs tie the serializer and the page to the queryset's model.
@@ -35,7 +36,8 @@ class WindowHistory(generics.ListAPIView[Transition]):
     def get_queryset(self) -> QuerySet[Transition]:
         if getattr(self, "swagger_fake_view", False):  # schema generation: no window to read
             return Transition.objects.none()
-        self.window = get_object_or_404(FreezeWindow, pk=self.kwargs["pk"])
+        self.window = get_object_or_404(FreezeWindow.objects.select_related("program"), pk=self.kwargs["pk"])
+        policies.require_read_window(self.request.user, self.window, f"freeze window {self.window.pk}")
         return window_transitions(self.window)
 
     def paginate_queryset(self, queryset: QuerySet[Transition]) -> list[HistoryEntry] | None:  # type: ignore[override]

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.files.uploadedfile import UploadedFile
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -35,8 +36,7 @@ def _window_lead(user: User | AnonymousUser, kwargs: Mapping[str, Any]) -> None:
     window = FreezeWindow.objects.select_related("program").filter(pk=kwargs["pk"]).first()
     if window is None:
         return  # the view answers the 404
-    if not program_policies.may_read(user, window.program):
-        raise ApplicationError(f"There is no freeze window {kwargs['pk']}.", status=404)
+    policies.require_read_window(user, window, f"freeze window {kwargs['pk']}")
     policies.require_window_lead(user, window, "set freeze levels")
 
 
@@ -142,10 +142,15 @@ class WindowOutput(serializers.ModelSerializer[FreezeWindow]):
 
 @extend_schema(tags=["freeze"])
 class WindowList(generics.ListAPIView[FreezeWindow]):
+    """Windows of the programs this user may read (a private program's to its members only)."""
+
     queryset = FreezeWindow.objects.select_related("program")
     serializer_class = WindowOutput
     permission_classes = [RoleRequired]
     write_rule = WRITE_RULES["window_create"]
+
+    def get_queryset(self) -> QuerySet[FreezeWindow]:
+        return super().get_queryset().filter(policies.windows_readable(self.request.user))
 
     @extend_schema(request=WindowInput, responses={201: WindowOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent
@@ -198,7 +203,8 @@ class WindowLevels(APIView):
         responses=LevelOutput(many=True),
     )
     def get(self, request: Request, pk: int) -> HttpResponse:
-        window = get_object_or_404(FreezeWindow, pk=pk)
+        window = get_object_or_404(FreezeWindow.objects.select_related("program"), pk=pk)
+        policies.require_read_window(request.user, window, f"freeze window {pk}")
         fmt = request.query_params.get("export", "")
         if fmt in ("csv", "yaml"):
             body = services.freeze_levels_export(window=window, fmt=fmt)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -20,7 +21,7 @@ from core.pages.form_submit import form_submit
 from core.pages.guards import role_required
 from core.pages.htmx import HtmxHttpRequest
 from core.roles import FRAMEWORK_ENGINEERS, acting_user, has_role
-from freeze import selectors, services
+from freeze import policies, selectors, services
 from freeze.models import Component, FreezeException, FreezeWindow
 from freeze.pages.forms import DecisionForm, ExceptionFilterForm, ExceptionForm
 from freeze.selectors.exceptions import (
@@ -50,7 +51,9 @@ DONE = {
 def exceptions_all(request: HttpRequest) -> HttpResponse:
     """Every exception, filtered on the effective status, component, risk, window and requester, with
     counts per status (of the other filters' rows) and pages of PAGE_SIZE: five queries."""
+    readable = policies.exceptions_readable(request.user)
     form = ExceptionFilterForm(request.GET or None)
+    _offer_readable_windows(form, request)
     filters, status = {}, ""
     if form.is_valid():
         data = form.cleaned_data
@@ -60,13 +63,13 @@ def exceptions_all(request: HttpRequest) -> HttpResponse:
     # is with_effective_status's annotation, which the django-stubs plugin does not follow (#2917).
     counted = dict(
         FreezeException.objects.with_effective_status()  # type: ignore[misc]
-        .filter(**filters)
+        .filter(readable, **filters)
         .order_by()
         .values_list("current_status")
         .annotate(n=Count("pk"))
     )
     counts = [(value, label, counted.get(value, 0)) for value, label in FreezeException.Status.choices]
-    rows = selectors.exceptions_list().filter(**filters)
+    rows = selectors.exceptions_list().filter(readable, **filters)
     if status:
         rows = rows.filter(current_status=status)  # type: ignore[misc]  # annotated by exceptions_list
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -91,10 +94,29 @@ def _form_levels() -> dict[int, str]:
     return component_levels_at(timezone.now())
 
 
+def _readable_windows(request: HttpRequest) -> QuerySet[FreezeWindow]:
+    """The windows a form may offer: a private program's only to its members and platform admins."""
+    return FreezeWindow.objects.select_related("program").filter(policies.windows_readable(request.user))
+
+
+def _offer_readable_windows(form: forms.Form, request: HttpRequest) -> None:
+    cast("forms.ModelChoiceField[FreezeWindow]", form.fields["window"]).queryset = _readable_windows(request)
+
+
+def _exception_or_404(request: HttpRequest, pk: int) -> FreezeException:
+    """The exception the URL names, with what its page needs; a 404 for one filed under a private
+    program's window that this user may not read, as for one that does not exist."""
+    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    if not policies.may_read_window(request.user, exception.window):
+        raise Http404(f"No freeze exception {pk}.")
+    return exception
+
+
 @role_required(FRAMEWORK_ENGINEERS, action="file freeze exceptions")
 def exception_new(request: HttpRequest) -> HttpResponse:
     initial = {"component": request.GET.get("component")}
     form = ExceptionForm(request.POST or None, initial=initial, levels=_form_levels())
+    _offer_readable_windows(form, request)
     status = 200
     if request.method == "POST":
         sent = form_submit(form, lambda data: services.exception_create(actor=acting_user(request), **data))
@@ -107,7 +129,7 @@ def exception_new(request: HttpRequest) -> HttpResponse:
 
 
 def exception_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    exception = _exception_or_404(request, pk)
     allowed = exception_allowed_actions(acting_user(request), exception)
     allowed.require("edit")
     if not allowed.edit:
@@ -161,7 +183,7 @@ def exception_level(request: HttpRequest) -> HttpResponse:
     and window chosen, at the change start typed (now until one is)."""
     component = Component.objects.filter(key=request.GET.get("component", "")).first()
     window_id = request.GET.get("window", "")
-    window = FreezeWindow.objects.filter(pk=window_id).first() if window_id.isdigit() else None
+    window = _readable_windows(request).filter(pk=window_id).first() if window_id.isdigit() else None
     moment = _moment(request.GET.get("change_starts_at_0", ""), request.GET.get("change_starts_at_1", ""))
     hint = _hint(component, window, moment) if component is not None else None
     return render(request, "freeze/_level_hint.html", {"hint": hint})
@@ -169,13 +191,15 @@ def exception_level(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def queues(request: HttpRequest) -> HttpResponse:
-    mine = selectors.exceptions_list().filter(requester=acting_user(request))
-    awaiting = selectors.exceptions_awaiting(acting_user(request))
+    user = acting_user(request)
+    readable = policies.exceptions_readable(user)
+    mine = selectors.exceptions_list().filter(readable, requester=user)
+    awaiting = selectors.exceptions_awaiting(user).filter(readable)
     return render(request, "freeze/queues.html", {"mine": mine, "awaiting": awaiting})
 
 
 def _exception_context(request: HttpRequest, pk: int, form: DecisionForm | None = None) -> dict[str, Any]:
-    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    exception = _exception_or_404(request, pk)
     approvers = exception_approvers(exception)
     return {
         "exception": exception,
@@ -198,7 +222,7 @@ def exception_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def exception_act(request: HtmxHttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACT_ACTIONS:
         raise Http404(f"No action '{action}'.")
-    exception = get_object_or_404(exception_for_page(FreezeException.objects.all()), pk=pk)
+    exception = _exception_or_404(request, pk)
     exception_allowed_actions(acting_user(request), exception).require(action)
     form = DecisionForm(request.POST)
     sent = form_submit(

@@ -16,7 +16,6 @@ from freeze import policies, selectors, services
 from freeze.history import CAPPED, window_history
 from freeze.models import FreezeWindow
 from freeze.pages.forms import levels_form_class
-from program import policies as program_policies
 
 
 def _table_moment(window: FreezeWindow | None, now: datetime) -> datetime:
@@ -34,7 +33,7 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
     # A private program's windows are shown to its members and platform admins only.
     windows = list(
         FreezeWindow.objects.select_related("program")
-        .filter(program_policies.readable_filter(request.user, "program"))
+        .filter(policies.windows_readable(request.user))
         .order_by("starts_at", "pk")
     )
     readable = {w.pk for w in windows}
@@ -43,7 +42,11 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
         if window is None:
             raise Http404("No such freeze window.")
     else:
-        window = selectors.current_window(now)
+        # The window in force now, else the next one coming (selectors.current_window), among those
+        # this user may read.
+        window = next((w for w in selectors.windows_at(now) if w.pk in readable), None) or next(
+            (w for w in windows if w.starts_at > now), None
+        )
     moment = _table_moment(window, now)
     # Each column shows the span in force: a recurring window's occurrence, not its whole season.
     columns = []
@@ -61,7 +64,7 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
         "moment": moment,
         "in_force": window is not None and window.contains(now),
         "columns": columns,
-        "layers": selectors.freeze_list(columns, now),
+        "layers": selectors.freeze_list(columns, now, policies.exceptions_readable(request.user)),
         "window_groups": _window_groups(windows, now),
         "upcoming": [w for w in windows if w.starts_at > now][:5],
         "history": window_history(window, size=CAPPED) if window else None,
@@ -104,7 +107,7 @@ def _changed_message(changed: int, window: FreezeWindow) -> str:
 def _window_to_edit(request: HttpRequest, window_id: int) -> FreezeWindow:
     """The window whose levels the page sets, once the policy allows it (before any input is read)."""
     window = get_object_or_404(FreezeWindow.objects.select_related("program"), pk=window_id)
-    if not program_policies.may_read(request.user, window.program):
+    if not policies.may_read_window(request.user, window):
         raise Http404("No such freeze window.")
     policies.require_window_lead(request.user, window, "set freeze levels")
     return window

@@ -99,6 +99,7 @@ def exception_approvers(exception: FreezeException) -> list[User]:
     and the page's "who may approve" line. Three queries."""
     program_id = exception.window.program_id
     leads = Q(pk__in=program_policies.lead_user_ids(program_id))
+    members = Q(pk__in=program_policies.member_user_ids(program_id))
     candidates = (
         get_user_model()
         .objects.filter(
@@ -108,7 +109,10 @@ def exception_approvers(exception: FreezeException) -> list[User]:
             | Q(is_superuser=True),
             is_active=True,
         )
-        .annotate(leads_program=ExpressionWrapper(leads, output_field=BooleanField()))
+        .annotate(
+            leads_program=ExpressionWrapper(leads, output_field=BooleanField()),
+            in_program=ExpressionWrapper(members, output_field=BooleanField()),
+        )
         .prefetch_related("groups")
         .distinct()
         .order_by("username")
@@ -117,7 +121,9 @@ def exception_approvers(exception: FreezeException) -> list[User]:
     for user in candidates:
         # Prime what the policies read, from the prefetched groups and the leads (no query per user).
         setattr(user, "_group_names_cache", frozenset(g.name for g in user.groups.all()))  # noqa: B010
-        program_policies.member_roles_prime(user, {program_id: "lead"} if user.leads_program else {})
+        # A member's exact role matters only as lead (approves as lead) or not (may read it if private).
+        role = "lead" if user.leads_program else "viewer" if user.in_program else None
+        program_policies.member_roles_prime(user, {program_id: role} if role else {})
         if exception_allowed_actions(user, exception).approve:
             approvers.append(user)
     return approvers

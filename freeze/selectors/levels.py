@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from django.utils import timezone
 
 from core.errors import ApplicationError
@@ -332,11 +332,12 @@ class FreezeRow:
 
 
 def freeze_list(
-    windows: list[FreezeWindow], moment: datetime | None = None
+    windows: list[FreezeWindow], moment: datetime | None = None, readable: Q | None = None
 ) -> list[tuple[str, list[FreezeRow]]]:
     """The freeze list as one table: components grouped by layer (rows) × `windows` (columns), each
     cell the component's level in that window, plus the strictest level and the open exceptions
-    (not yet expired at `moment`). Three queries whatever the number of components and windows."""
+    (not yet expired at `moment`; only those `readable` keeps, the reader's filter from
+    freeze.policies.exceptions_readable). Three queries whatever the number of components and windows."""
     moment = moment or timezone.now()
     entries = dict(
         ((window_id, component_id), level)
@@ -345,7 +346,7 @@ def freeze_list(
         )
     )
     open_exceptions = FreezeException.objects.filter(
-        status__in=FreezeException.OPEN_STATUSES, change_ends_at__gt=moment
+        readable or Q(), status__in=FreezeException.OPEN_STATUSES, change_ends_at__gt=moment
     ).order_by("change_starts_at", "pk")
     components = Component.objects.order_by("layer", "key").prefetch_related(
         Prefetch("exceptions", queryset=open_exceptions, to_attr="open_exceptions")

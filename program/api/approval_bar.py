@@ -14,7 +14,7 @@ from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from program import services
-from program.api.lookups import program_or_404
+from program.api.lookups import program_or_404, program_readable_or_404
 from program.api.rules import WRITE_RULES
 from program.blueprints.schema import MAX_BAR_WEEKS
 
@@ -42,7 +42,7 @@ class ProgramApprovalBar(APIView):
 
     @extend_schema(responses=ApprovalBarOutput)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(ApprovalBarOutput(program_or_404(slug)).data)
+        return Response(ApprovalBarOutput(program_readable_or_404(slug, request.user)).data)
 
     @extend_schema(request=ApprovalBarInput, responses=ApprovalBarOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent

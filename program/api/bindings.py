@@ -14,7 +14,7 @@ from core.api.permissions import RoleRequired
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from program import services
-from program.api.lookups import program_or_404
+from program.api.lookups import program_or_404, program_readable_or_404
 from program.api.rules import WRITE_RULES
 from program.selectors.bindings import program_bindings
 
@@ -60,7 +60,8 @@ class ProgramBindings(APIView):
 
     @extend_schema(responses=SlotBindingOutput(many=True))
     def get(self, request: Request, slug: str) -> Response:
-        return Response(SlotBindingOutput(program_bindings(program_or_404(slug)), many=True).data)
+        program = program_readable_or_404(slug, request.user)
+        return Response(SlotBindingOutput(program_bindings(program), many=True).data)
 
     @extend_schema(request=BindInput, responses=BindOutput, parameters=[IDEMPOTENCY_KEY])
     @idempotent

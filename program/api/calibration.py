@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
 from core.errors import ApplicationError
+from program import policies
 from program.calibration import MAX_POINTS, calibration_criterion_get, criterion_calibration
 from program.calibration_reading import calibration_reading
 from program.models import Criterion, CriterionResult
@@ -80,6 +81,7 @@ class CriterionCalibration(APIView):
             criterion = calibration_criterion_get(pk)
         except Criterion.DoesNotExist:
             raise ApplicationError(f"There is no criterion {pk}.", status=404) from None
+        policies.require_read(request.user, criterion.gate.phase.program, f"criterion {pk}")
         query = CalibrationInput(data=request.query_params)
         query.is_valid(raise_exception=True)
         calibration = criterion_calibration(criterion, points=query.validated_data.get("at"))

@@ -13,7 +13,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
-from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from program import policies, selectors, services
@@ -128,8 +127,7 @@ class GateDetail(APIView):
     @extend_schema(responses=GateOutput)
     def get(self, request: Request, pk: int) -> Response:
         gate = gate_detail_or_404(pk)
-        if not policies.may_read(request.user, gate.phase.program):
-            raise ApplicationError(f"There is no gate {pk}.", status=404)
+        policies.require_read(request.user, gate.phase.program, f"gate {pk}")
         return Response(GateOutput(gate).data)
 
 

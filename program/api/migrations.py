@@ -16,7 +16,7 @@ from core.api.serializers import KeyRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from metrics.models import Workload
-from program import services
+from program import policies, services
 from program.api.lookups import program_detail_or_404, program_or_404
 from program.api.rules import WRITE_RULES
 from program.models import WorkloadMigration
@@ -58,7 +58,9 @@ class ProgramMigrations(APIView):
 
     @extend_schema(responses=MigrationOutput(many=True))
     def get(self, request: Request, slug: str) -> Response:
-        return Response(MigrationOutput(program_detail_or_404(slug).migrations.all(), many=True).data)
+        program = program_detail_or_404(slug)
+        policies.require_read(request.user, program)
+        return Response(MigrationOutput(program.migrations.all(), many=True).data)
 
     @extend_schema(request=MigrationInput, responses={201: MigrationOutput}, parameters=[IDEMPOTENCY_KEY])
     @idempotent

@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from core.pages.htmx import HtmxHttpRequest
+from program import policies
 from program.calibration import calibration_criterion_get, criterion_calibration
 from program.calibration_reading import calibration_reading, enough_samples, straddles
 from program.calibration_svg import calibration_svg
@@ -20,6 +21,8 @@ def criterion_calibration_panel(request: HtmxHttpRequest, pk: int) -> HttpRespon
         criterion = calibration_criterion_get(pk)
     except Criterion.DoesNotExist:
         raise Http404(f"No criterion {pk}.") from None
+    if not policies.may_read(request.user, criterion.gate.phase.program):
+        raise Http404(f"No criterion {pk}.")
     calibration = criterion_calibration(criterion)
     judged = [p for p in calibration.points if enough_samples(p, criterion)]
     # The gate page's disclosure gets the fragment; a link followed without JavaScript, a page.

@@ -90,15 +90,16 @@ def test_all_exceptions_count_each_status_and_page(client, viewer, engineer, ref
 def test_all_exceptions_page_runs_the_same_queries_for_few_and_many(
     client, viewer, engineer, ref, django_assert_num_queries
 ):
-    """session, user, groups, unread count, filter choices (component, window, requester), counts per
-    status, page count, page rows: ten, whatever the number of exceptions."""
+    """session, user, groups, the user's program memberships (which private programs they read),
+    unread count, filter choices (component, window, requester), counts per status, page count, page
+    rows: eleven, whatever the number of exceptions."""
     client.force_login(viewer)
     _file(engineer, ref, 1)
     client.get(ALL)
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(11):
         client.get(ALL, {"status": "submitted", "risk": "low"})
     _file(engineer, ref, 30)
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(11):
         html = client.get(ALL, {"status": "submitted", "risk": "low"}).content.decode()
     assert len(_ids(html)) == PAGE_SIZE
 

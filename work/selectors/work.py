@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from core.models import NotificationReceipt
 from core.policies import is_platform_admin
+from freeze import policies as freeze_policies
 from freeze.models import FreezeException
 from freeze.selectors.exceptions import exceptions_awaiting, exceptions_list
 from program import policies
@@ -67,15 +68,19 @@ def stale_gates_for(user: User) -> Section[Gate]:
 
 
 def exceptions_awaiting_for(user: User) -> Section[FreezeException]:
-    readable = policies.readable_filter(user, "window__program")
+    readable = freeze_policies.exceptions_readable(user)
     return _section(exceptions_awaiting(user).filter(readable).order_by("change_starts_at", "pk"))
 
 
 def exceptions_requested_by(user: User) -> Section[FreezeException]:
-    """The user's own exceptions still in play (draft, submitted, approved, window not ended), newest first."""
+    """The user's own exceptions still in play (draft, submitted, approved, window not ended), newest
+    first; not those under a private program's window they may no longer read (removed from it)."""
     return _section(
         exceptions_list().filter(
-            requester=user, status__in=FreezeException.OPEN_STATUSES, change_ends_at__gt=timezone.now()
+            freeze_policies.exceptions_readable(user),
+            requester=user,
+            status__in=FreezeException.OPEN_STATUSES,
+            change_ends_at__gt=timezone.now(),
         )
     )
 
