@@ -22,7 +22,7 @@ from core.errors import ApplicationError
 from core.models import WebhookEndpoint
 from core.notification_kinds import event_filter_known
 from core.policies import webhook_scope_check
-from core.programs import program_choices
+from core.programs import program_choices, programs_hidden
 from core.services.model_update import model_update
 
 MSG_NAME = "Give the endpoint a name (at most 100 characters)."
@@ -77,13 +77,19 @@ def _clean(values: WebhookEndpointChanges) -> WebhookEndpointChanges:
             raise ApplicationError(MSG_URL, status=400, field="url")
         cleaned["url"] = url
     if "program_key" in values:
-        key = values["program_key"].strip()
-        if key and key not in {known for known, _ in program_choices()}:
-            raise ApplicationError(MSG_PROGRAM.format(key=key), status=400, field="program_key")
-        cleaned["program_key"] = key
+        cleaned["program_key"] = values["program_key"].strip()  # known: _known_program asked first
     if "events" in values:
         cleaned["events"] = _events(values["events"])
     return cleaned
+
+
+def _known_program(actor: User, key: str) -> str:
+    """The program a body names, resolved before the rule that depends on it: an unknown key, or one
+    of a private program the actor may not read, is a 400 naming `program_key`, as any unknown key."""
+    key = key.strip()
+    if key and (key not in {known for known, _ in program_choices()} or key in programs_hidden(actor)):
+        raise ApplicationError(MSG_PROGRAM.format(key=key), status=400, field="program_key")
+    return key
 
 
 def _events(names: Sequence[str]) -> list[str]:
@@ -96,7 +102,7 @@ def _events(names: Sequence[str]) -> list[str]:
 def webhook_endpoint_create(
     *, actor: User, name: str, url: str, program_key: str = "", events: Sequence[str] = ()
 ) -> CreatedEndpoint:
-    webhook_scope_check(actor, program_key.strip())
+    webhook_scope_check(actor, _known_program(actor, program_key))
     values = _clean({"name": name, "url": url, "program_key": program_key, "events": list(events)})
     secret = webhook_secret_new()
     with transaction.atomic():
@@ -114,7 +120,7 @@ def webhook_endpoint_update(
     webhook_scope_check(actor, endpoint.program_key)
     if "program_key" in changes:
         # Moving an endpoint to another program needs the right to manage that one too.
-        webhook_scope_check(actor, changes["program_key"].strip())
+        webhook_scope_check(actor, _known_program(actor, changes["program_key"]))
     cleaned: dict[str, object] = dict(_clean(changes))
     with transaction.atomic():
         endpoint = _locked(actor, endpoint)

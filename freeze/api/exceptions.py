@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.permissions import RoleRequired
+from core.api.permissions import RoleRequired, scope_refusal
 from core.api.serializers import KeyRelatedField, ReasonInput
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
@@ -256,9 +256,13 @@ class ExceptionDetail(APIView):
     write_rule = WRITE_RULES["exception_edit"]
 
     def check_permissions(self, request: Request) -> None:
-        if request.user.is_authenticated and request.method == "PATCH":
+        if (
+            request.user.is_authenticated
+            and request.method == "PATCH"
+            and scope_refusal(request, self) is None
+        ):
             # One of a private program this user may not read does not exist for them: the 404 comes
-            # before the write rule's 403, as it does for reading it.
+            # before the write rule's 403, as it does for reading it (the token's scope still first).
             _exception(self.kwargs["pk"], acting_user(request))
         super().check_permissions(request)
 
