@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from core.audit import transition_record
 from core.services.model_update import model_update
@@ -30,6 +30,15 @@ class GroupsChange:
 def user_sign_in_sync(*, claims: Mapping[str, Any]) -> User:
     """The user the provider's `claims` describe, created on their first sign-in; their name and email
     and their groups set from the claims. Refuses (SignInRefused) what it cannot sign in."""
+    try:
+        return _sign_in_sync(claims)
+    except IntegrityError:
+        # Two first sign-ins of one new person at once (two tabs), or of two people in one new group:
+        # the other made the account or the group first. Its transaction is over; this one finds them.
+        return _sign_in_sync(claims)
+
+
+def _sign_in_sync(claims: Mapping[str, Any]) -> User:
     username = claim_map.username_from(claims, settings.OIDC_USERNAME_CLAIM)
     if not username:
         raise SignInRefused(NO_USERNAME)
