@@ -21,7 +21,7 @@ from program import policies
 from program.evaluation import distribution_null_ratio
 from program.models import Criterion, Gate
 from program.services.gate_queue import gate_evaluation_queue
-from program.services.gates import MSG_ALREADY_DECIDED, require_gate_state
+from program.services.gates import MSG_ALREADY_DECIDED, require_gate_state, require_phase_not_completed
 from program.versions import active_versions, pinned_keys, stale_moves
 
 # What a lead may change on a criterion (PATCH /api/v1/criteria/{id}/, the edit form).
@@ -265,7 +265,8 @@ def criterion_attest(*, actor: User, criterion: Criterion, link: str = "") -> Cr
     if criterion.kind != Criterion.Kind.MANUAL:
         raise ApplicationError("Only manual criteria are attested; measured ones are evaluated.", status=400)
     # Locks the gate too: a decision cannot slip in between this check and the attestation.
-    criterion = Criterion.objects.select_for_update().select_related("gate").get(pk=criterion.pk)
+    criterion = Criterion.objects.select_for_update().select_related("gate__phase").get(pk=criterion.pk)
+    require_phase_not_completed(criterion.gate, "attesting")
     require_state(
         subject=f"Criterion '{criterion.name}'",
         state=criterion.state,

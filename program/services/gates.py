@@ -49,7 +49,19 @@ GATE_ACTIONS = {
 }
 
 
+MSG_HISTORY = "Phase '{phase}' is completed: its gates are history, so {action} is not allowed."
+
+
+def require_phase_not_completed(gate: Gate, action: str) -> None:
+    """History stays history: no decision, reopening or criterion change on any gate of a completed
+    phase (409 naming the phase), whatever the gate's own state."""
+    phase = gate.phase
+    if phase.status == Phase.Status.COMPLETED:
+        raise ApplicationError(MSG_HISTORY.format(phase=phase.name, action=action), status=409)
+
+
 def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
+    require_phase_not_completed(gate, GATE_ACTIONS[action])
     require_state(
         subject=f"Gate '{gate.name}'",
         state=gate.status,
@@ -303,8 +315,6 @@ def gate_reopen(*, gate: Gate, actor: User, reason: str) -> Gate:
         raise ApplicationError("Reopening a gate needs a reason.", status=400, field="reason")
     gate = Gate.objects.select_for_update().select_related("phase").get(pk=gate.pk)
     require_gate_state(gate, "reopen")
-    if gate.phase.status == Phase.Status.COMPLETED and gate.kind == Gate.Kind.EXIT:
-        raise ApplicationError(f"{gate.phase.name} is completed; its exit gate stays decided.")
     Decision.objects.filter(gate=gate, reopened_at__isnull=True).update(
         reopened_at=timezone.now(), reopen_reason=reason
     )

@@ -384,3 +384,27 @@ def test_an_exception_whose_change_window_ended_is_expired_and_refuses(arena, ac
     assert "change window ended" in detail and "is expired" in detail
     assert FreezeException.objects.get(pk=exception.pk).status == "submitted"
     assert not Approval.objects.exists()
+
+
+GATE_CHANGES = ("decide", "reopen", "add_criterion", "edit_criterion", "delete_criterion", "repin")
+
+
+@pytest.mark.parametrize("gate_state", ["open", "ready", "passed", "waived"])
+@pytest.mark.parametrize("action", [*GATE_CHANGES, "attest"])
+def test_no_gate_of_a_completed_phase_changes_whatever_its_state(arena, gate_state, action):
+    """History stays history (issue 26): a completed phase's gates, decided or still open (a milestone
+    left open when the program advanced), take no decision, reopening or criterion change: 409 naming
+    the phase, and nothing moves."""
+    gate = arena.gate_in(gate_state)
+    criterion = arena.criterion_in("unattested") if action == "attest" else None
+    Phase.objects.filter(pk=gate.phase_id).update(status=Phase.Status.COMPLETED)
+    before = world()
+    if criterion is not None:
+        response = arena.act_on_criterion(criterion, "attest")
+    else:
+        response = arena.act_on_gate(gate, action)
+    assert response.status_code == 409, response.content
+    assert response.json()["detail"].startswith(
+        f"Phase '{gate.phase.name}' is completed: its gates are history"
+    )
+    assert world() == before
