@@ -142,7 +142,10 @@ def gate_context(
     gate_criteria = list(gate.criteria.all())
     versions = current_versions(gate_criteria)
     shadows = criteria_shadows(program, gate_criteria, versions)
-    can_decide = policies.is_lead(request.user, program.pk)
+    # A completed phase's gates are history (program.services.gates.require_phase_not_completed): no
+    # form for what the service would refuse.
+    in_history = gate.phase.status == Phase.Status.COMPLETED
+    can_decide = policies.is_lead(request.user, program.pk) and not in_history
     can_edit = can_decide and not gate.decided
     edit_forms = edit_forms or {}
     criteria = []
@@ -171,6 +174,7 @@ def gate_context(
         "history": _gate_history(gate),
         "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric is not None]),
         "can_decide": can_decide,
+        "in_history": in_history,
         "can_edit_criteria": can_edit,
         "can_evaluate": policies.may_evaluate(request.user, program.pk),
         "form": form or DecisionForm(),
