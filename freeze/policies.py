@@ -13,8 +13,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 
-from core.policies import is_platform_admin
-from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, ROLE_LABELS, group_names
+from core.roles import FRAMEWORK_ENGINEERS, ROLE_LABELS, group_names
 from freeze.models import Approval, FreezeException, FreezeOverride, FreezeWindow
 from program import policies as program_policies
 
@@ -61,7 +60,7 @@ def require_read_window(user: AnyUser, window: FreezeWindow, what: str) -> None:
 
 def require_manage_components(user: AnyUser) -> None:
     """The component catalogue is shared by every program: those who may create programs keep it."""
-    if not (is_platform_admin(user) or PROGRAM_LEADS in group_names(user)):
+    if not program_policies.may_create_programs(user):
         raise PermissionDenied(MSG_COMPONENTS)
 
 

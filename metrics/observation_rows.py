@@ -10,16 +10,13 @@ writes; tests hold the two equal, and ObservationOutput stays the schema.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from django.db.models import QuerySet
 
 from core.api.plain_json import iso
 from metrics import reference_names
 from metrics.models import Observation
-
-if TYPE_CHECKING:
-    pass
 
 COLUMNS = (
     "definition_id",

@@ -37,13 +37,9 @@ MSG_LEAD_ONLY = "Only a lead of program '{program}' or a platform admin may {act
 MSG_LEAD_ANYWHERE = "Only a lead of a program or a platform admin may {action}."
 MSG_CREATE_PROGRAMS = "Only a program creator (group program-leads) or a platform admin may create programs."
 MSG_EVALUATE = "Only a lead of program '{program}', a metric owner or a platform admin may evaluate gates."
-MSG_EVALUATE_ANYWHERE = "Only a program lead, a metric owner or a platform admin may evaluate gates."
 MSG_MIGRATIONS = (
     "Only a lead or engineer of program '{program}', a framework engineer or a platform admin may record "
     "migrations."
-)
-MSG_MIGRATIONS_ANYWHERE = (
-    "Only a program lead, a framework engineer or a platform admin may record migrations."
 )
 MSG_NOT_READABLE = "There is no program '{program}'."
 
@@ -197,10 +193,6 @@ def require_evaluate(user: AnyUser, program: Program) -> None:
         raise PermissionDenied(MSG_EVALUATE.format(program=program.slug))
 
 
-def may_evaluate_anywhere(user: AnyUser) -> bool:
-    return leads_any_program(user) or METRIC_OWNERS in group_names(user)
-
-
 def may_record_migrations(user: AnyUser, program_id: int) -> bool:
     return (
         is_lead(user, program_id)
@@ -212,14 +204,6 @@ def may_record_migrations(user: AnyUser, program_id: int) -> bool:
 def require_record_migrations(user: AnyUser, program: Program) -> None:
     if not may_record_migrations(user, program.pk):
         raise PermissionDenied(MSG_MIGRATIONS.format(program=program.slug))
-
-
-def may_record_migrations_anywhere(user: AnyUser) -> bool:
-    return (
-        leads_any_program(user)
-        or Role.ENGINEER in member_roles(user).values()
-        or FRAMEWORK_ENGINEERS in group_names(user)
-    )
 
 
 def may_manage_members(user: AnyUser, program_id: int) -> bool:

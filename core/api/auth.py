@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import ANY_SCOPE
+from core.api.renderers import SECRET_HEADERS
 from core.api.throttling import TokenLoginThrottle
 from core.api.tokens import IssuedTokenOutput, TokenCreateInput, issued
 from core.errors import ApplicationError
@@ -81,7 +82,7 @@ class TokenObtainView(APIView):
             expires_in_days=values.get("expires_in_days"),
         )
         # 200, as before tokens could be many: scripts written for the old endpoint check for it.
-        return Response(issued(made))
+        return Response(issued(made), headers=SECRET_HEADERS)
 
 
 class MeOutput(serializers.Serializer[dict[str, Any]]):

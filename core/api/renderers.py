@@ -41,3 +41,8 @@ class FastJSONRenderer(JSONRenderer):
             if raw in text:
                 text = text.replace(raw, escaped)
         return text
+
+
+# Headers of an answer that carries a secret shown once (a new API token, a webhook signing secret): no
+# cache on the way, nor the browser's, may keep it (RFC 9111, no-store).
+SECRET_HEADERS = {"Cache-Control": "no-store"}

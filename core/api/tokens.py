@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
+from core.api.renderers import SECRET_HEADERS
 from core.models import ApiToken
 from core.roles import acting_user
 from core.services.api_tokens import IssuedToken, api_token_create, api_token_revoke
@@ -91,7 +92,7 @@ class TokenList(generics.ListAPIView[ApiToken]):
         data = TokenCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         made = api_token_create(actor=acting_user(request), **data.validated_data)
-        return Response(issued(made), status=status.HTTP_201_CREATED)
+        return Response(issued(made), status=status.HTTP_201_CREATED, headers=SECRET_HEADERS)
 
 
 @extend_schema(tags=["auth"])

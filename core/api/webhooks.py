@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
+from core.api.renderers import SECRET_HEADERS
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.models import WebhookEndpoint
 from core.policies import (
@@ -105,7 +106,7 @@ class WebhookList(APIView):
         data.is_valid(raise_exception=True)
         created = webhooks.webhook_endpoint_create(actor=acting_user(request), **data.validated_data)
         body = {**WebhookOutput(created.endpoint).data, "secret": created.secret}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return Response(body, status=status.HTTP_201_CREATED, headers=SECRET_HEADERS)
 
 
 class _OneEndpoint(APIView):

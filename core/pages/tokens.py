@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ApplicationError
@@ -34,6 +35,7 @@ def _render(
     return render(request, template, context, status=status)
 
 
+@never_cache  # the answer to a creation shows the new secret
 @require_http_methods(["GET", "POST"])
 def tokens_page(request: HtmxHttpRequest) -> HttpResponse:
     if request.method != "POST":

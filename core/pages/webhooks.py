@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ApplicationError
@@ -47,6 +48,7 @@ def _listed(user: User) -> list[WebhookEndpoint]:
     return [endpoint for endpoint in endpoints if may_manage_webhooks(user, endpoint.program_key)]
 
 
+@never_cache  # the answer to a creation shows the new signing secret
 @require_http_methods(["GET", "POST"])
 def webhook_list(request: HttpRequest) -> HttpResponse:
     user = acting_user(request)

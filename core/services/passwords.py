@@ -46,6 +46,8 @@ def password_reset_confirm(*, user: User, reset_token: str, password: str) -> Us
             ),
             link="/account/tokens/",
             users=[user],
+            # A security notice: by email whatever the person chose for this kind (in-app, digest).
+            recipients=[user.email],
         )
     return user
 

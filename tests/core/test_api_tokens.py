@@ -196,3 +196,16 @@ def test_service_refuses_someone_elses_token(viewer, lead):
     with pytest.raises(PermissionDenied):
         api_token_revoke(actor=lead, token=token)
     assert ApiToken.objects.get(pk=token.pk).status == "active"
+
+
+def test_no_cache_keeps_an_answer_that_shows_a_secret(viewer, client):
+    """The sign-in's token, a token made through the API, and the tokens page that shows a new one."""
+    signed_in = APIClient().post(LOGIN, {"username": "viewer", "password": PASSWORD}, format="json")
+    made = client_with(signed_in.json()["token"]).post(
+        TOKENS, {"name": "ci", "scopes": ["read"]}, format="json"
+    )
+    client.force_login(viewer)
+    page = client.post("/account/tokens/", {"name": "nightly", "scopes": ["read"], "expires_in_days": 30})
+    for response in (signed_in, made, page):
+        assert response.status_code in (200, 201)
+        assert "no-store" in response["Cache-Control"]
