@@ -16,6 +16,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -181,7 +182,8 @@ class ObservationList(generics.ListAPIView[Observation]):
     pagination_class = NewestFirst
 
     # JSON, or the same columns as CSV (`?format=csv`, `Accept: text/csv`): one page, the next in `Link`.
-    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
+    # api_settings imports the setting's dotted paths as classes; the stubs type it as the strings.
+    renderer_classes = [*cast("list[type[BaseRenderer]]", api_settings.DEFAULT_RENDERER_CLASSES), CSVRenderer]
     csv_columns = ObservationOutput.Meta.fields
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
