@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib import admin
 from django.db.models import Model, QuerySet
@@ -10,8 +10,13 @@ from django.http import HttpRequest
 from core.admin_base import ReadOnlyAdmin, ServiceSaveAdmin, changed_values, run_service_action
 from core.roles import acting_user
 from metrics import services
-from metrics.models import IngestBatch, MetricDefinition, System, Workload
+from metrics.models import IngestBatch, MetricDefinition, PullSource, System, Workload
 from metrics.services.definitions import EDITABLE_FIELDS, DefinitionFields
+from metrics.services.pull_sources import (
+    PullSourceFields,
+    pull_source_create,
+    pull_source_update,
+)
 
 if TYPE_CHECKING:
     # ModelAdmin is generic in django-stubs only: at run time it cannot be subscripted.
@@ -126,6 +131,45 @@ class IngestBatchAdmin(ReadOnlyAdmin):
     list_select_related = ("submitted_by",)
     search_fields = ("source", "submitted_by__username")
     date_hierarchy = "created_at"
+
+
+PULL_SOURCE_EDITABLE = ("base_url", "query", "unit", "step_seconds", "point_kind", "workloads", "enabled")
+
+
+@admin.register(PullSource)
+class PullSourceAdmin(ServiceSaveAdmin):
+    """Added with pull_source_create and changed with pull_source_update, so the same checks hold as
+    over the API (the URL, the query's placeholders, a unit that converts, a point kind that fits the
+    metric's sampling); a refusal is shown on the form. Metric and system are fixed once created."""
+
+    list_display = ("definition", "system", "base_url", "point_kind", "enabled", "last_pulled_at")
+    list_filter = ("point_kind", "enabled", "system")
+    list_select_related = ("definition", "system")
+    search_fields = ("definition__key", "base_url", "query")
+    filter_horizontal = ("workloads",)
+    status_fields = ("last_pulled_at", "last_error", "last_error_at", "consecutive_failures")
+
+    def get_fields(self, request: HttpRequest, obj: Model | None = None) -> _FieldGroups:
+        return ["definition", "system", *PULL_SOURCE_EDITABLE, *(self.status_fields if obj else ())]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> tuple[str, ...]:
+        return ("definition", "system", *self.status_fields) if obj else ()
+
+    def service_save(self, request: HttpRequest, form: ModelForm[PullSource], change: bool) -> PullSource:
+        values = dict(form.cleaned_data) if not change else changed_values(form, PULL_SOURCE_EDITABLE)
+        if "workloads" in values:  # the services take workload keys, as the API sends them
+            values["workloads"] = [workload.key for workload in values["workloads"]]
+        if change:
+            return pull_source_update(
+                actor=acting_user(request), source=form.instance, changes=cast(PullSourceFields, values)
+            )
+        fields = {name: values[name] for name in ("definition", "system", *PULL_SOURCE_EDITABLE)}
+        return pull_source_create(actor=acting_user(request), data=cast(PullSourceFields, fields))
+
+    def save_related(
+        self, request: HttpRequest, form: ModelForm[PullSource], formsets: Any, change: bool
+    ) -> None:
+        """The service set the workloads."""
 
 
 # Observations are not in the admin: Django's admin does not take composite primary keys. They are

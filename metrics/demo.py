@@ -304,9 +304,12 @@ def _ensure_pull_source(metric_owner: User) -> None:
             ),
             "system": System.objects.get(key="rebuilt"),
             "base_url": "http://127.0.0.1:9090",
-            "query": 'avg(train_step_seconds{{workload="{workload}", system="{system}"}})',
+            # The raw gauge, one series per job: each point is one step's time, as step-time is sampled
+            # (per_step). avg() or rate() would make each point an aggregate, refused for this metric.
+            "query": 'train_step_seconds{{workload="{workload}", system="{system}"}}',
             "unit": "s",
             "step_seconds": 60,
+            "point_kind": "sample",
             "workloads": ["llm-finetune-8b"],
             "enabled": False,
         },

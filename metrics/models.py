@@ -82,6 +82,28 @@ class Sampling(models.TextChoices):
     PER_INTERVAL = "per_interval"
 
 
+class PointKind(models.TextChoices):
+    """What one point of a source is: one measurement, or an aggregate (a rate, an average, a quantile)
+    over an interval. Declared by each pull source (and by the OTLP point's type)."""
+
+    SAMPLE = "sample", "one sample"
+    AGGREGATE = "aggregate", "an aggregate over an interval"
+
+
+# Which definitions' sampling a point kind feeds. A sample is one request, step or run as it was measured;
+# an aggregate over an interval (PromQL's rate(), avg(), histogram_quantile()) is one value per interval,
+# which only a per_interval definition means. Pooling the two would weigh an interval like one step.
+POINT_KIND_SAMPLINGS: dict[str, frozenset[str]] = {
+    PointKind.SAMPLE: frozenset({Sampling.PER_REQUEST, Sampling.PER_STEP, Sampling.PER_RUN}),
+    PointKind.AGGREGATE: frozenset({Sampling.PER_INTERVAL}),
+}
+
+
+def point_kind_fits(point_kind: str, sampling: str) -> bool:
+    """Whether points of this kind mean what a definition of this sampling counts as one observation."""
+    return sampling in POINT_KIND_SAMPLINGS.get(point_kind, frozenset())
+
+
 class Phase(models.TextChoices):
     """What part of the work a measurement's clock includes or excludes (one shared vocabulary)."""
 
@@ -299,6 +321,10 @@ class PullSource(models.Model):
     # The unit the query's values are in (converted to the definition's unit); blank = the definition's.
     unit = models.CharField(max_length=40, blank=True)
     step_seconds = models.PositiveIntegerField(default=60)
+    # What one point of the query is. query_range evaluates the query once a step, and most queries
+    # (rate, avg, histogram_quantile) make each point an aggregate over an interval, so that is the
+    # default; it must fit the definition's sampling (POINT_KIND_SAMPLINGS, checked by the service).
+    point_kind = models.CharField(max_length=10, choices=PointKind.choices, default=PointKind.AGGREGATE)
     workloads = models.ManyToManyField(Workload, related_name="pull_sources")
     enabled = models.BooleanField(default=True)
     last_pulled_at = models.DateTimeField(null=True, blank=True)
@@ -315,6 +341,9 @@ class PullSource(models.Model):
                 fields=["definition", "system"], name="pullsource_definition_system_unique"
             ),
             models.CheckConstraint(condition=Q(step_seconds__gte=1), name="pullsource_step_positive"),
+            models.CheckConstraint(
+                condition=Q(point_kind__in=PointKind.values), name="pullsource_point_kind_known"
+            ),
         ]
 
     def __str__(self) -> str:

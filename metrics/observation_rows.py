@@ -6,6 +6,10 @@ answer shows, plus the cursor's — and the definition, system and workload name
 metrics.reference_names (cached; else one small query each for the ids on the page), so a page runs
 the same queries for any page size and any table size. `rows_as_json` writes what ObservationOutput
 writes; tests hold the two equal, and ObservationOutput stays the schema.
+
+`value` and `unit` are the stored value in its definition's unit; `arrival_value` and `arrival_unit`
+are as sent (Observation.unit keeps the unit the value arrived in), the value converted back with
+pint per row of the page: a multiplication by a cached factor, no query.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from django.db.models import QuerySet
 from core.api.plain_json import iso
 from metrics import reference_names
 from metrics.models import Observation
+from metrics.units import value_in_unit
 
 COLUMNS = (
     "definition_id",
@@ -46,19 +51,25 @@ def rows_as_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {row["system_id"] for row in rows},
         {row["workload_id"] for row in rows},
     )
-    refs, systems, workloads = names.definitions, names.systems, names.workloads
-    return [
-        {
-            "metric": refs[row["definition_id"]],
-            "system": systems[row["system_id"]],
-            "workload": workloads[row["workload_id"]],
-            "value": float(row["value"]),
-            "unit": row["unit"],
-            "observed_at": iso(row["observed_at"]),
-            "run_id": row["run_id"],
-            "source": row["source"],
-            "tags": row["tags"],
-            "batch": row["batch_id"],
-        }
-        for row in rows
-    ]
+    refs, systems, workloads, units = names.definitions, names.systems, names.workloads, names.units
+    answer = []
+    for row in rows:
+        unit = units[row["definition_id"]]
+        value, arrival_unit = float(row["value"]), row["unit"] or unit
+        answer.append(
+            {
+                "metric": refs[row["definition_id"]],
+                "system": systems[row["system_id"]],
+                "workload": workloads[row["workload_id"]],
+                "value": value,
+                "unit": unit,
+                "arrival_value": value_in_unit(value, unit, arrival_unit),
+                "arrival_unit": arrival_unit,
+                "observed_at": iso(row["observed_at"]),
+                "run_id": row["run_id"],
+                "source": row["source"],
+                "tags": row["tags"],
+                "batch": row["batch_id"],
+            }
+        )
+    return answer

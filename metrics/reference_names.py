@@ -1,4 +1,5 @@
-"""The names an observation row shows — `key@version`, system key, workload key — by id, cached.
+"""The names an observation row shows — `key@version`, system key, workload key, and the definition's
+unit its value is in — by id, cached.
 
 Definitions, systems and workloads are few and their names rarely change, while every observations
 page needs them for its rows. Each process keeps them all under the metrics-references generation
@@ -31,6 +32,8 @@ class Names:
     definitions: dict[int, str]
     systems: dict[int, str]
     workloads: dict[int, str]
+    # Each definition's unit, which its observations' values are stored in (read with the names).
+    units: dict[int, str]
 
     def cover(self, definitions: set[int], systems: set[int], workloads: set[int]) -> bool:
         return (
@@ -48,15 +51,12 @@ def load(
     def only(queryset: Manager[_M], ids: set[int] | None) -> Manager[_M] | QuerySet[_M]:
         return queryset if ids is None else queryset.filter(pk__in=ids)
 
+    versions = list(only(MetricDefinition.objects, definitions).values_list("pk", "key", "version", "unit"))
     return Names(
-        {
-            pk: f"{key}@{version}"
-            for pk, key, version in only(MetricDefinition.objects, definitions).values_list(
-                "pk", "key", "version"
-            )
-        },
+        {pk: f"{key}@{version}" for pk, key, version, _ in versions},
         dict(only(System.objects, systems).values_list("pk", "key")),
         dict(only(Workload.objects, workloads).values_list("pk", "key")),
+        {pk: unit for pk, _, _, unit in versions},
     )
 
 

@@ -65,3 +65,9 @@ def never_negative(text: str) -> bool:
     """Whether a quantity in this unit cannot be below zero (UnitError for an unknown unit)."""
     dimensions = registry.Quantity(1, unit_parse(text)).dimensionality
     return bool(dimensions) and set(dimensions) <= NEVER_NEGATIVE_DIMENSIONS
+
+
+def value_in_unit(value: float, from_unit: str, to_unit: str) -> float:
+    """`value` (in `from_unit`) in `to_unit`: the value itself when the two are the same text, else
+    through pint's factor (UnitError when they do not convert)."""
+    return value if from_unit == to_unit else value * unit_factor(from_unit, to_unit)

@@ -14,10 +14,13 @@ statistics write None where they have no number.
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Mapping
 from typing import Any, cast
 
 import orjson
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 
 PLAIN_ONLY = (
     orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -41,6 +44,51 @@ class FastJSONRenderer(JSONRenderer):
             if raw in text:
                 text = text.replace(raw, escaped)
         return text
+
+
+class CSVRenderer(BaseRenderer):
+    """A list answer as CSV (`?format=csv` or `Accept: text/csv`): a header row, then one row per item,
+    its cells as the JSON answer has them — numbers as Python writes them (the shortest text that
+    reads back to the same float), objects and lists as JSON, null as an empty cell. A paginated
+    answer writes its `results`; the view adds the next page as a `Link` header. The columns are the
+    view's `csv_columns`, so an empty page still says what its columns are. An error is written as
+    rows of detail, field and message (the API's one error shape)."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
+    ) -> bytes:
+        context = renderer_context or {}
+        response = context.get("response")
+        if response is not None and response.status_code >= 400:
+            columns: list[str] = ["detail", "field", "message"]
+            rows = _error_rows(data if isinstance(data, Mapping) else {"detail": data})
+        else:
+            rows = data["results"] if isinstance(data, Mapping) and "results" in data else data or []
+            columns = list(getattr(context.get("view"), "csv_columns", None) or (rows[0] if rows else []))
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180 line ends
+        writer.writerow(columns)
+        writer.writerows([_cell(row.get(column)) for column in columns] for row in rows)
+        return buffer.getvalue().encode(self.charset)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def _error_rows(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    errors = data.get("errors") or [{}]
+    return [{"detail": data.get("detail"), **error} for error in errors]
 
 
 # Headers of an answer that carries a secret shown once (a new API token, a webhook signing secret): no

@@ -75,7 +75,11 @@ class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
     warnings = serializers.ListField(
         child=serializers.CharField(),
         help_text="What the reader should know: pooled workloads of different sizes, a capped side, "
-        "groups left out.",
+        "groups left out, points of different sampling pooled.",
+    )
+    sampling_mixed = serializers.BooleanField(
+        help_text="A side pools points of different kinds (a pull source's aggregates over an interval "
+        "among single samples, or the reverse), or the two sides differ in kind; `warnings` says where.",
     )
 
 

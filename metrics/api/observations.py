@@ -16,26 +16,37 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from core.api.errors import PayloadTooLarge
 from core.api.filters import UtcDateTimeFilter
 from core.api.parsers import RawBodyParser
 from core.api.permissions import RoleRequired
+from core.api.renderers import CSVRenderer
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
 from core.roles import acting_user
 from metrics import ingest, observation_rows, selectors
 from metrics.api.write_rules import WRITE_RULES
 from metrics.models import Observation, System, Workload
+from metrics.units import value_in_unit
 
 
 class ObservationOutput(serializers.ModelSerializer[Observation]):
+    """`value` in `unit`, the definition's (as stored and compared); `arrival_value` in `arrival_unit`,
+    as it was sent."""
+
     metric = serializers.CharField(source="definition.ref")
     system = serializers.CharField(source="system.key")
     workload = serializers.CharField(source="workload.key")
+    value = serializers.FloatField(help_text="In `unit`, the definition's unit.")
+    unit = serializers.CharField(source="definition.unit", help_text="The definition's unit.")
+    arrival_value = serializers.SerializerMethodField(help_text="The value as sent, in `arrival_unit`.")
+    arrival_unit = serializers.SerializerMethodField(help_text="The unit the value was sent in.")
 
     class Meta:
         model = Observation
@@ -45,12 +56,20 @@ class ObservationOutput(serializers.ModelSerializer[Observation]):
             "workload",
             "value",
             "unit",
+            "arrival_value",
+            "arrival_unit",
             "observed_at",
             "run_id",
             "source",
             "tags",
             "batch",
         ]
+
+    def get_arrival_unit(self, obj: Observation) -> str:
+        return obj.unit or obj.definition.unit
+
+    def get_arrival_value(self, obj: Observation) -> float:
+        return value_in_unit(obj.value, obj.definition.unit, self.get_arrival_unit(obj))
 
 
 class UtcTimestamp(models.DateTimeField):  # type: ignore[type-arg]  # generic in the stubs only
@@ -162,10 +181,23 @@ class ObservationList(generics.ListAPIView[Observation]):
     filterset_class = ObservationFilter
     pagination_class = NewestFirst
 
+    # JSON, or the same columns as CSV (`?format=csv`, `Accept: text/csv`): one page, the next in `Link`.
+    # api_settings imports the setting's dotted paths as classes; the stubs type it as the strings.
+    renderer_classes = [*cast("list[type[BaseRenderer]]", api_settings.DEFAULT_RENDERER_CLASSES), CSVRenderer]
+    csv_columns = ObservationOutput.Meta.fields
+
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         rows = self.paginate_queryset(observation_rows.page_rows(self.filter_queryset(self.get_queryset())))
         # pagination_class is set, so there is always a page (None means no paginator); its rows are dicts.
-        return self.get_paginated_response(observation_rows.rows_as_json(cast("list[dict[str, Any]]", rows)))
+        response = self.get_paginated_response(
+            observation_rows.rows_as_json(cast("list[dict[str, Any]]", rows))
+        )
+        next_page = cast(NewestFirst, self.paginator).get_next_link()
+        if next_page:
+            response["Link"] = f'<{next_page}>; rel="next"'
+        if request.accepted_renderer.format == CSVRenderer.format:
+            response["Content-Disposition"] = 'attachment; filename="observations.csv"'
+        return response
 
 
 class IngestOutput(serializers.Serializer[dict[str, Any]]):

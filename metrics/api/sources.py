@@ -17,7 +17,7 @@ from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from metrics.api import WRITE_RULES
-from metrics.models import MetricDefinition, PullSource, System
+from metrics.models import MetricDefinition, PointKind, PullSource, System
 from metrics.services.pull_sources import (
     PullSourceFields,
     pull_source_create,
@@ -41,6 +41,7 @@ class PullSourceOutput(serializers.ModelSerializer[PullSource]):
             "query",
             "unit",
             "step_seconds",
+            "point_kind",
             "workloads",
             "enabled",
             "last_pulled_at",
@@ -67,6 +68,13 @@ class PullSourceInput(serializers.Serializer[dict[str, Any]]):
     )
     step_seconds = serializers.IntegerField(
         required=False, help_text="Resolution of query_range, seconds (> 0)."
+    )
+    point_kind = serializers.ChoiceField(
+        choices=PointKind.choices,
+        required=False,
+        help_text="What one point of the query is: `sample` (one request, step or run: a raw gauge) or "
+        "`aggregate` (over an interval: rate(), avg(), histogram_quantile()), the default. It must fit "
+        "the metric's sampling: sample for per_request, per_step and per_run; aggregate for per_interval.",
     )
     workloads = serializers.ListField(child=serializers.SlugField(max_length=80), help_text="Workload keys.")
     enabled = serializers.BooleanField(required=False)

@@ -15,7 +15,7 @@ from core.pages.htmx import HtmxHttpRequest
 from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
-from metrics.models import MetricDefinition, PullSource, System
+from metrics.models import MetricDefinition, PullSource, System, point_kind_fits
 from metrics.pages.comparison_slicing import group_cards, page_params, recent_tag_keys, tags_as_text
 from metrics.pages.metrics_forms import ComparisonForm, RegistryFilterForm
 from metrics.selectors.comparison.tags import tag_filters_text
@@ -76,14 +76,26 @@ def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
             "charts": charts,
             "systems": System.objects.all(),
             "versions": versions,
-            # Prometheus pull sources of this metric (any version: rows are pulled by key).
-            "pull_sources": PullSource.objects.filter(definition__key=definition.key)
-            .select_related("system")
-            .order_by("system__key"),
+            "pull_sources": _pull_sources(definition, versions),
             "can_manage": has_role(request.user, METRIC_OWNERS),
             "compare_metric": definition.key if definition.status == "active" else definition.ref,
         },
     )
+
+
+def _pull_sources(definition: MetricDefinition, versions: list[MetricDefinition]) -> list[dict[str, Any]]:
+    """This metric's Prometheus pull sources (any version: rows are pulled by key, into the active
+    version), each saying whether its point kind fits the sampling of the version it feeds."""
+    receiving = next((v for v in versions if v.status == MetricDefinition.Status.ACTIVE), definition)
+    sources = PullSource.objects.filter(definition__key=definition.key).select_related("system")
+    return [
+        {
+            "source": source,
+            "fits": point_kind_fits(source.point_kind, receiving.sampling),
+            "receiving": receiving,
+        }
+        for source in sources.order_by("system__key")
+    ]
 
 
 @require_GET

@@ -23,10 +23,10 @@ from django.utils import timezone
 from core.errors import ApplicationError
 from metrics.ingest import MAX_ROWS, observations_ingest_rows
 from metrics.models import PullSource
+from metrics.pulled_rows import INGEST_SOURCE, run_id_prefix
 
 # Prometheus refuses a query_range of more than 11,000 points per series; stay below it.
 MAX_POINTS = 10_000
-INGEST_SOURCE = "prometheus"
 MAX_LABEL_TEXT = 200  # tags hold labels up to this length (ingest's tag limit is 256)
 
 
@@ -52,7 +52,7 @@ def _aligned(moment: datetime, step: int) -> datetime:
 
 def _series_run_id(source: PullSource, labels: dict[str, str]) -> str:
     digest = hashlib.sha256(json.dumps(labels, sort_keys=True).encode()).hexdigest()[:12]
-    return f"prom-{source.pk}-{digest}"
+    return f"{run_id_prefix(source.pk)}{digest}"
 
 
 def _tags(labels: dict[str, str]) -> dict[str, str]:

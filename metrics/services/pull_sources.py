@@ -13,12 +13,20 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.roles import METRIC_OWNERS, require_role
 from core.services.model_update import model_update
-from metrics.models import MetricDefinition, PullSource, System, Workload
+from metrics.models import (
+    POINT_KIND_SAMPLINGS,
+    MetricDefinition,
+    PointKind,
+    PullSource,
+    System,
+    Workload,
+    point_kind_fits,
+)
 from metrics.units import UnitError, unit_factor
 
 PLACEHOLDERS = frozenset({"workload", "system"})
 MAX_STEP_SECONDS = 86_400
-FIELDS = ("definition", "system", "base_url", "query", "unit", "step_seconds", "enabled")
+FIELDS = ("definition", "system", "base_url", "query", "unit", "step_seconds", "point_kind", "enabled")
 
 
 class PullSourceFields(TypedDict, total=False):
@@ -31,6 +39,7 @@ class PullSourceFields(TypedDict, total=False):
     query: str
     unit: str
     step_seconds: int
+    point_kind: str
     enabled: bool
     workloads: list[str]
 
@@ -59,7 +68,38 @@ def query_check(query: str) -> None:
         )
 
 
-def _check(values: PullSourceFields) -> None:
+def receiving_definition(definition: MetricDefinition) -> MetricDefinition:
+    """The version a source's rows go to: they are ingested by key (metrics.services.pull), so the
+    key's active version once there is one, whichever version the source was registered on."""
+    active = MetricDefinition.objects.filter(
+        key=definition.key, status=MetricDefinition.Status.ACTIVE
+    ).first()
+    return active or definition
+
+
+def point_kind_check(point_kind: str, definition: MetricDefinition) -> None:
+    """400 naming `point_kind` unless one point of this kind is what the definition counts as one
+    observation (metrics.models.POINT_KIND_SAMPLINGS): pooled otherwise, an interval's average would
+    weigh like one step."""
+    if point_kind not in PointKind.values:
+        raise ApplicationError(
+            f"point_kind must be one of {', '.join(PointKind.values)}.", status=400, field="point_kind"
+        )
+    if point_kind_fits(point_kind, definition.sampling):
+        return
+    fitting = sorted(
+        kind for kind, samplings in POINT_KIND_SAMPLINGS.items() if definition.sampling in samplings
+    )
+    raise ApplicationError(
+        f"point_kind '{point_kind}' ({PointKind(point_kind).label}) does not fit {definition.ref}, which is "
+        f"sampled {definition.sampling}: its points must be {' or '.join(fitting)}. Pull into a metric of "
+        "that sampling, or declare what one point of the query really is.",
+        status=400,
+        field="point_kind",
+    )
+
+
+def _check(values: PullSourceFields, *, creating: bool) -> None:
     parts = urlsplit(values.get("base_url") or "")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ApplicationError(
@@ -79,6 +119,9 @@ def _check(values: PullSourceFields) -> None:
             unit_factor(values["unit"], values["definition"].unit)
         except UnitError as exc:
             raise ApplicationError(str(exc), status=400, field="unit") from exc
+    # A disabled source pulls nothing: an existing one that disagrees may still be switched off.
+    if creating or values.get("enabled", True):
+        point_kind_check(values.get("point_kind") or "", receiving_definition(values["definition"]))
 
 
 def _workloads(keys: list[str] | None) -> list[Workload]:
@@ -99,7 +142,8 @@ def pull_source_create(*, actor: User, data: PullSourceFields) -> PullSource:
     values = data.copy()
     values.pop("workloads", None)  # not a column: set below
     values.setdefault("step_seconds", 60)
-    _check(values)
+    values.setdefault("point_kind", PointKind.AGGREGATE)
+    _check(values, creating=True)
     workloads = _workloads(data.get("workloads"))
     with transaction.atomic():
         if PullSource.objects.filter(definition=values["definition"], system=values["system"]).exists():
@@ -128,6 +172,7 @@ def pull_source_update(*, actor: User, source: PullSource, changes: PullSourceFi
             "query": source.query,
             "unit": source.unit,
             "step_seconds": source.step_seconds,
+            "point_kind": source.point_kind,
             "enabled": source.enabled,
         }
         edits = changes.copy()
@@ -135,7 +180,7 @@ def pull_source_update(*, actor: User, source: PullSource, changes: PullSourceFi
         edits.pop("system", None)
         edits.pop("workloads", None)  # not a column: set below
         values.update(edits)
-        _check(values)
+        _check(values, creating=False)
         workloads = _workloads(changes["workloads"]) if "workloads" in changes else None
         changed = sorted(model_update(instance=source, fields=FIELDS, data=values, save=False))
         if "enabled" in changed and source.enabled:

@@ -37,6 +37,7 @@ THROUGH_SERVICE = {
     "metrics.MetricDefinition",  # definition_update: wording on any version, meaning on drafts only.
     "freeze.Component",  # component_upsert (program leads).
     "incidents.Incident",  # incident_file / incident_update (framework engineers, program leads).
+    "metrics.PullSource",  # pull_source_create / pull_source_update (metric owners).
 }
 # Deleting stays possible for these (django-axes: deleting a login record lifts a lockout).
 DELETABLE = {

@@ -266,3 +266,55 @@ def test_components_are_saved_through_component_upsert(client, db):
     assert renamed.status_code == 302
     component.refresh_from_db()
     assert (component.name, component.description) == ("Trainer v2", "d")
+
+
+# --- pull sources: added and changed through their services (issue 26, item 2) ------------------------
+
+
+def pull_source_form(d: MetricDefinition, **changes) -> dict:
+    system = System.objects.get_or_create(key="rebuilt", defaults={"name": "Rebuilt"})[0]
+    workload = Workload.objects.get_or_create(
+        key="finetune", defaults={"name": "Fine-tune", "size": "medium", "criticality": "peripheral"}
+    )[0]
+    data = {
+        "definition": d.pk,
+        "system": system.pk,
+        "base_url": "http://prometheus.internal:9090",
+        "query": 'histogram_quantile(0.5, rate(save_seconds_bucket{{workload="{workload}"}}[5m]))',
+        "unit": "s",
+        "step_seconds": 60,
+        "point_kind": "aggregate",
+        "workloads": [workload.pk],
+        "enabled": "on",
+    }
+    return {**data, **changes}
+
+
+def test_an_aggregate_pull_into_a_per_request_metric_is_refused_on_the_admin_form(client, checkpoint):
+    from metrics.models import PullSource
+
+    client.force_login(superuser("root", METRIC_OWNERS))
+
+    response = client.post("/admin/metrics/pullsource/add/", pull_source_form(checkpoint))
+
+    assert response.status_code == 200  # the form again, with the service's refusal on it
+    assert "does not fit checkpoint-save-time@1, which is sampled per_request" in response.content.decode()
+    assert not PullSource.objects.exists()
+
+
+def test_a_pull_source_is_added_and_changed_through_its_services(client, checkpoint):
+    from metrics.models import PullSource
+
+    client.force_login(superuser("root", METRIC_OWNERS))
+
+    added = client.post("/admin/metrics/pullsource/add/", pull_source_form(checkpoint, point_kind="sample"))
+    assert added.status_code == 302, added.content.decode()
+    source = PullSource.objects.get()
+    assert source.point_kind == "sample" and [w.key for w in source.workloads.all()] == ["finetune"]
+    form = pull_source_form(checkpoint, point_kind="sample", step_seconds=30)
+    changed = client.post(change_url(source), form)
+    assert changed.status_code == 302, changed.content.decode()
+    source.refresh_from_db()
+    assert source.step_seconds == 30
+    actions = Transition.objects.filter(object_id=source.pk).order_by("pk").values_list("action", flat=True)
+    assert list(actions) == ["pull_source.create", "pull_source.update"]

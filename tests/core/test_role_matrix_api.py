@@ -269,6 +269,7 @@ def world(django_db_setup, django_db_blocker) -> dict:
                 "system": System.objects.get(key="legacy"),
                 "base_url": "http://127.0.0.1:9",
                 "query": "up",
+                "point_kind": "sample",  # one point a sample: training-throughput here is per_request
                 "workloads": ["llm-finetune-8b"],
             },
         )

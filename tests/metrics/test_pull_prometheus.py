@@ -145,3 +145,16 @@ def test_the_metric_page_shows_each_source_and_its_failures(ref, client, viewer)
 
     assert "Prometheus pull" in page and source.base_url in page
     assert "1 failed pull in a row" in page and "did not answer" in page
+
+
+def test_the_metric_page_says_each_sources_point_kind_and_whether_it_fits(ref, client, viewer):
+    source = _source(ref, "http://prometheus.internal:9090")  # aggregate, the default, into per_request
+    client.force_login(viewer)
+
+    page = client.get("/metrics/step-time/").content.decode()
+
+    assert "each point an aggregate over an interval" in page
+    assert "Sampling does not match" in page and "step-time@1 is sampled per_request" in page
+    PullSource.objects.filter(pk=source.pk).update(point_kind="sample")
+    page = client.get("/metrics/step-time/").content.decode()
+    assert "each point one sample" in page and "Sampling does not match" not in page

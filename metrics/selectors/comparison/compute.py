@@ -19,6 +19,7 @@ from metrics.inference import STATISTICS, infer
 from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.read import effective_window
 from metrics.rollups.sketch import ACCURACY
+from metrics.selectors.comparison.sampling import SamplingCheck, sampling_check
 from metrics.selectors.comparison.slices import (
     SlicedSides,
     pooled_workloads,
@@ -85,6 +86,9 @@ class Comparison:
     groups: list[Group] = field(default_factory=list)
     groups_omitted: int = 0
     warnings: list[str] = field(default_factory=list)
+    # A side's rows, or the two sides, are of different point kinds: pulled aggregates among pushed
+    # samples, say (sampling.py; its warning says how many rows on which side).
+    sampling_mixed: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +129,15 @@ def comparison_compute(
         "min_samples": min_samples,
         "null_ratio": null_ratio,
     }
+    sampling = sampling_check(
+        definition=definition,
+        baseline=baseline,
+        candidate=candidate,
+        workload=workload,
+        since=since,
+        until=until,
+        tag_filters=tag_filters,
+    )
     if tag_filters or group_by:
         sliced = sliced_sides_fetch(
             definition=definition,
@@ -136,7 +149,10 @@ def comparison_compute(
             tag_filters=tag_filters,
             group_by=group_by,
         )
-        return comparison_of_slices(sliced, tag_filters=tag_filters or {}, group_by=group_by, **judged)
+        sliced_comparison = comparison_of_slices(
+            sliced, tag_filters=tag_filters or {}, group_by=group_by, **judged
+        )
+        return _with_sampling(sliced_comparison, sampling)
     warnings = []
     if workload is None:
         pooled = pooled_workloads(
@@ -152,7 +168,14 @@ def comparison_compute(
         until=until,
     )
     comparison = comparison_of_sides(sides=sides, **judged)
-    return replace(comparison, warnings=warnings) if warnings else comparison
+    return _with_sampling(replace(comparison, warnings=warnings) if warnings else comparison, sampling)
+
+
+def _with_sampling(comparison: Comparison, sampling: SamplingCheck) -> Comparison:
+    if not sampling.warnings:
+        return comparison
+    warnings = [*comparison.warnings, *sampling.warnings]
+    return replace(comparison, warnings=warnings, sampling_mixed=sampling.mixed)
 
 
 def comparison_of_slices(
