@@ -363,3 +363,98 @@ def test_intersection_union_pass_rate_is_at_most_one_metrics_without_correction(
             outcomes.append(outcome)
         passes += all(o == "pass" for o in outcomes)
     assert passes / runs <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / runs)
+
+
+# --- the gate page ---------------------------------------------------------------------------------
+
+
+def gate_page(client, lead) -> str:
+    client.force_login(lead)
+    response = client.get(f"/programs/gates/{cutover_gate().pk}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_gate_page_lists_each_metric_with_its_verdict_and_each_exclusion_with_its_reason(
+    client, ref, lead
+):
+    feed(ref, "throughput", 100, 120)
+    feed(ref, "step", 800, 900)
+    mfu = definition(key="mfu", unit="percent", direction="higher_is_better", statistic="mean")
+    feed(ref, mfu, 38, 46, n=10)
+    reason = "Scaling is judged absolutely, on the large job alone."
+    services.criterion_edit(
+        actor=lead,
+        criterion=every_criterion(),
+        excluded_metrics=[{"metric": "scaling-efficiency", "reason": reason}],
+    )
+    services.gate_evaluate(gate=cutover_gate())
+    html = gate_page(client, lead)
+    table = html[html.index('aria-label="Each metric"') :]
+    table = table[: table.index("</table>")]
+    rows = table.split("<tr>")[2:]
+    assert [row.split('class="mono">')[1].split("<")[0] for row in rows] == [
+        "step-time@1",  # worse first, then inconclusive, then passing
+        "mfu@1",
+        "training-throughput@1",
+    ]
+    assert '<span class="badge fail">fail</span>' in rows[0]
+    assert "too few samples: baseline 10, candidate 10, need 30." in rows[1]
+    assert f'<span class="mono">scaling-efficiency</span> — {reason}' in html
+    assert "Holm" in html
+
+
+def test_the_gate_page_runs_the_same_queries_whatever_the_number_of_metrics(client, ref, lead):
+    improving(ref)
+    services.gate_evaluate(gate=cutover_gate())
+    client.force_login(lead)
+    path = f"/programs/gates/{cutover_gate().pk}/"
+
+    def queries() -> int:
+        client.get(path)
+        with CaptureQueriesContext(connection) as ctx:
+            client.get(path)
+        return len(ctx.captured_queries)
+
+    few = queries()
+    for index in range(5):
+        extra = definition(key=f"extra-{index}", unit="s", direction="lower_is_better", statistic="p95")
+        feed(ref, extra, 10, 9)
+    services.gate_evaluate(gate=cutover_gate())
+    assert "extra-4@1" in gate_page(client, lead)
+    assert queries() == few
+
+
+def test_a_lead_adds_an_every_metric_criterion_with_exclusions_from_the_page(client, ref, lead):
+    client.force_login(lead)
+    response = client.post(
+        f"/programs/gates/{cutover_gate().pk}/criteria/",
+        {
+            "new-name": "No metric more than 5 % worse",
+            "new-kind": "every_metric",
+            "new-operator": "gte",
+            "new-threshold": "0.95",
+            "new-min_samples": "30",
+            "new-excluded_metrics": "step-time: moves to the v2 boundary\n\nscaling-efficiency: judged absolutely",
+            "new-required": "on",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    criterion = Criterion.objects.get(name="No metric more than 5 % worse")
+    assert criterion.excluded_metrics == [
+        {"metric": "step-time", "reason": "moves to the v2 boundary"},
+        {"metric": "scaling-efficiency", "reason": "judged absolutely"},
+    ]
+    refused = client.post(
+        f"/programs/gates/{cutover_gate().pk}/criteria/",
+        {
+            "new-name": "Every metric",
+            "new-kind": "every_metric",
+            "new-operator": "gte",
+            "new-threshold": "1",
+            "new-min_samples": "30",
+            "new-excluded_metrics": "no-such-metric: because",
+        },
+    )
+    assert refused.status_code == 400
+    assert "Unknown metric &#x27;no-such-metric&#x27; in excluded_metrics." in refused.content.decode()
