@@ -35,12 +35,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 
 from metrics.models import MetricDefinition, Observation, System
-from metrics.public import Comparison, SidesRequest, comparison_of_sides, judge, sides_fetch_many
+from metrics.public import Comparison, Side, SidesRequest, comparison_of_sides, judge, sides_fetch_many
 from program.models import Criterion, CriterionResult
 
 Outcome = CriterionResult.Outcome
@@ -74,7 +74,7 @@ def tracked_metrics(
 
     definitions = (
         MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE)
-        .annotate(on_baseline=Exists(on(baseline)), on_candidate=Exists(on(candidate)))
+        .annotate(on_baseline=on(baseline), on_candidate=on(candidate))
         .filter(Q(on_baseline=True) | Q(on_candidate=True))
         .order_by("key")
     )
@@ -120,25 +120,24 @@ def holm_regressions(
 @dataclass
 class _Metric:
     definition: MetricDefinition
-    sides: Any
+    sides: tuple[Side, Side]
     comparison: Comparison
     outcome: str
     reason: str
     tested: bool  # enough samples and an interval: one of the Holm family
 
 
-def _one(criterion: Criterion, comparison: Comparison) -> tuple[str, str, bool]:
-    """One metric at α on its own: outcome, reason, and whether it was tested at all."""
+def _one(criterion: Criterion, threshold: float, comparison: Comparison) -> tuple[str, str, bool]:
+    """One metric at its comparison's α on its own: outcome, reason, and whether it was tested at all."""
     base_n, cand_n = comparison.baseline.n, comparison.candidate.n
     if min(base_n, cand_n) < criterion.min_samples:
         why = f"too few samples: baseline {base_n}, candidate {cand_n}, need {criterion.min_samples}."
         return Outcome.INCONCLUSIVE, why, False
-    assert criterion.threshold is not None  # the services refuse an every-metric criterion without one
     outcome, why = judge(
         estimate=comparison.relative_performance,
         ci=comparison.relative_performance_ci,
         operator=criterion.operator,
-        threshold=criterion.threshold,
+        threshold=threshold,
         require_significant=True,
         no_interval_reason=comparison.reason or f"there is no interval for the {comparison.statistic}",
     )
@@ -149,9 +148,10 @@ def _one(criterion: Criterion, comparison: Comparison) -> tuple[str, str, bool]:
     )
 
 
-def _margin(criterion: Criterion, metric: _Metric) -> float:
+def _margin(threshold: float, metric: _Metric) -> float:
+    """How far a metric's lower bound clears the threshold: smaller is closer to failing."""
     ci = metric.comparison.relative_performance_ci
-    return ci[0] - (criterion.threshold or 0) if ci else float("inf")
+    return ci[0] - threshold if ci else float("inf")
 
 
 def _side(stats: Any) -> dict[str, Any]:
@@ -192,7 +192,9 @@ def every_metric_judge(
     until: datetime,
 ) -> tuple[str, str, float | None, dict[str, Any]]:
     """(outcome, reason, value, evidence) of an every-metric criterion (program.evaluation wraps it)."""
-    assert criterion.threshold is not None
+    threshold = criterion.threshold
+    if threshold is None:  # the services and a database constraint refuse one without
+        return Outcome.INCONCLUSIVE, "needs a threshold.", None, {}
     excluded = {e["metric"]: e["reason"] for e in criterion.excluded_metrics or []}
     tracked = tracked_metrics(criterion, baseline=baseline, candidate=candidate, since=since)
     compared = [
@@ -209,7 +211,7 @@ def every_metric_judge(
         candidate=candidate,
     )
 
-    def compare(definition: MetricDefinition, pair: Any, alpha: float) -> Comparison:
+    def compare(definition: MetricDefinition, pair: tuple[Side, Side], alpha: float) -> Comparison:
         return comparison_of_sides(
             definition=definition,
             sides=pair,
@@ -221,9 +223,10 @@ def every_metric_judge(
         )
 
     metrics = []
-    for definition, pair in zip(compared, sides, strict=True):
+    for definition, found in zip(compared, sides, strict=True):
+        pair = cast("tuple[Side, Side]", found)  # a request without tag filters is answered with a pair
         comparison = compare(definition, pair, ALPHA)
-        metrics.append(_Metric(definition, pair, comparison, *_one(criterion, comparison)))
+        metrics.append(_Metric(definition, pair, comparison, *_one(criterion, threshold, comparison)))
 
     # Holm's family: the metrics actually tested. Only one worse at α can be worse at α/m (the
     # intervals only widen as the level falls), so the others are never recompared.
@@ -233,7 +236,9 @@ def every_metric_judge(
         def worse(level: float) -> bool:
             if metric.outcome != Outcome.FAIL:
                 return False
-            return _one(criterion, compare(metric.definition, metric.sides, level))[0] == Outcome.FAIL
+            return (
+                _one(criterion, threshold, compare(metric.definition, metric.sides, level))[0] == Outcome.FAIL
+            )
 
         return worse
 
@@ -255,7 +260,7 @@ def every_metric_judge(
         "method": METHOD,
         "alpha": ALPHA,
         "operator": criterion.operator,
-        "threshold": criterion.threshold,
+        "threshold": threshold,
         "workload": criterion.workload.key if criterion.workload else None,
         "window": {"since": since.isoformat() if since else None, "until": until.isoformat()},
         "metrics": [_row(m, levels.get(id(m))) for m in metrics],
@@ -264,7 +269,7 @@ def every_metric_judge(
     }
     if not metrics:
         return Outcome.INCONCLUSIVE, "no active metric has data on both systems to compare.", None, evidence
-    worst = min(metrics, key=lambda m: (RANK[m.outcome], _margin(criterion, m)))
+    worst = min(metrics, key=lambda m: (RANK[m.outcome], _margin(threshold, m)))
     evidence["deciding_metric"] = worst.definition.ref
     counts = {o: sum(1 for m in metrics if m.outcome == o) for o in Outcome.values}
     evidence["counts"] = counts

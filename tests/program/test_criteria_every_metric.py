@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from core.errors import ApplicationError
+from core.models import OutboxMessage
 from metrics.inference import infer, judge
 from program import services
 from program.evaluation import criterion_judge
 from program.evaluation_every import holm_regressions
 from program.models import Criterion, CriterionResult, Gate
+from program.services import gates_evaluate_for_definitions
 from tests.metrics.factories import definition
 from tests.program.factories import observe, spread
 
@@ -171,6 +173,18 @@ def test_new_data_on_any_metric_is_a_new_evaluation(ref):
     assert every_result(second).outcome == "fail"
 
 
+def test_an_ingest_batch_of_any_metric_queues_the_gate_with_an_every_metric_criterion(ref):
+    """No criterion pins mfu, but "every metric" reads it: a batch of it re-evaluates the cutover gate."""
+    mfu = definition(key="mfu", unit="percent", direction="higher_is_better", statistic="mean")
+    OutboxMessage.objects.all().delete()
+    with transaction.atomic():
+        assert gates_evaluate_for_definitions([mfu.pk]) == 1
+    assert (
+        OutboxMessage.objects.get(task="program.tasks.gate_evaluate").key
+        == f"gate-evaluate:{cutover_gate().pk}"
+    )
+
+
 def test_the_evaluation_reads_a_bounded_number_of_queries_whatever_the_number_of_metrics(ref):
     improving(ref)
     criterion = every_criterion()
@@ -271,6 +285,17 @@ def test_the_api_adds_and_shows_exclusions(ref, lead, as_user):
     )
     assert bad.status_code == 400
     assert bad.json()["errors"][0]["field"].startswith("excluded_metrics")
+    criterion_id = response.json()["id"]
+    renamed = as_user(lead).patch(f"/api/v1/criteria/{criterion_id}/", {"name": "Renamed"}, format="json")
+    assert renamed.status_code == 200 and renamed.json()["excluded_metrics"] == body["excluded_metrics"]
+    cleared = as_user(lead).patch(
+        f"/api/v1/criteria/{criterion_id}/", {"excluded_metrics": []}, format="json"
+    )
+    assert cleared.status_code == 200 and cleared.json()["excluded_metrics"] == []
+    with_metric = as_user(lead).patch(
+        f"/api/v1/criteria/{criterion_id}/", {"metric": "training-throughput"}, format="json"
+    )
+    assert with_metric.status_code == 400 and with_metric.json()["errors"][0]["field"] == "metric"
 
 
 def test_the_template_lists_the_every_metric_criterion_in_the_cutover_exit_gate(ref, as_user, lead):
