@@ -426,6 +426,7 @@ def test_the_gate_page_lists_each_metric_with_its_verdict_and_each_exclusion_wit
     assert '<span class="badge fail">fail</span>' in rows[0]
     assert "too few samples: baseline 10, candidate 10, need 30." in rows[1]
     assert f'<span class="mono">scaling-efficiency</span> — {reason}' in html
+    assert f"excluded metrics none → scaling-efficiency ({reason})" in html  # the history, in words
     assert "Holm" in html
 
 
