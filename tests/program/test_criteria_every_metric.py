@@ -3,6 +3,8 @@ template's cutover exit gate, and the multiplicity method checked by simulation.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from django.db import connection, transaction
@@ -12,6 +14,8 @@ from core.errors import ApplicationError
 from core.models import OutboxMessage
 from metrics.inference import infer, judge
 from program import services
+from program.blueprints import BlueprintError, blueprint_load
+from program.blueprints.schema import blueprint_check
 from program.evaluation import criterion_judge
 from program.evaluation_every import holm_regressions
 from program.models import Criterion, CriterionResult, Gate
@@ -484,3 +488,25 @@ def test_a_lead_adds_an_every_metric_criterion_with_exclusions_from_the_page(cli
     )
     assert refused.status_code == 400
     assert "Unknown metric &#x27;no-such-metric&#x27; in excluded_metrics." in refused.content.decode()
+
+
+def _cutover_every(data) -> dict:
+    return next(c for c in data["phases"][2]["exit_gate"]["criteria"] if c["kind"] == "every_metric")
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (lambda c: c.update(metric_slot="throughput"), "criteria[0].metric_slot: an every_metric criterion"),
+        (lambda c: c.update(statistic="p95"), "criteria[0].statistic: an every_metric criterion"),
+        (lambda c: c.update(threshold=0), "criteria[0].threshold: an every_metric criterion"),
+        (lambda c: c.update(operator="lte"), "criteria[0].operator: an every_metric criterion"),
+        (lambda c: c.update(workload_slot="tiny"), "criteria[0].workload_slot: 'tiny'"),
+    ],
+)
+def test_a_broken_every_metric_criterion_in_a_template_is_an_error_naming_where(change, where):
+    data = copy.deepcopy(blueprint_load("rebuild-14m"))
+    change(_cutover_every(data))
+    with pytest.raises(BlueprintError) as error:
+        blueprint_check(data, key="rebuild-14m")
+    assert where in str(error.value)
