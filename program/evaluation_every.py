@@ -99,6 +99,15 @@ def every_metric_inputs(
     return list(summary.order_by("definition_id", "system_id"))
 
 
+def combined_outcome(outcomes: Sequence[str]) -> str:
+    """The criterion's outcome from its metrics': intersection–union for the pass (every one passes),
+    any failing one (shown worse after Holm) fails it, anything else is inconclusive. None at all is
+    inconclusive."""
+    if not outcomes:
+        return Outcome.INCONCLUSIVE
+    return min(outcomes, key=RANK.__getitem__)
+
+
 def holm_regressions(
     worse_at: Sequence[Callable[[float], bool]], *, alpha: float = ALPHA
 ) -> dict[int, float]:
@@ -280,4 +289,5 @@ def every_metric_judge(
         if counts[outcome]
     ]
     reason = f"{summary}{' (' + '; '.join(named) + ')' if named else ''}; deciding, {worst.definition.ref}: {worst.reason}"
-    return worst.outcome, reason, worst.comparison.relative_performance, evidence
+    outcome = combined_outcome([m.outcome for m in metrics])
+    return outcome, reason, worst.comparison.relative_performance, evidence

@@ -17,7 +17,7 @@ from program import services
 from program.blueprints import BlueprintError, blueprint_load
 from program.blueprints.schema import blueprint_check
 from program.evaluation import criterion_judge
-from program.evaluation_every import holm_regressions
+from program.evaluation_every import combined_outcome, holm_regressions
 from program.models import Criterion, CriterionResult, Gate
 from program.services import gates_evaluate_for_definitions
 from tests.metrics.factories import definition
@@ -372,6 +372,13 @@ def test_holm_keeps_false_regressions_at_alpha_where_uncorrected_tests_do_not():
     assert naive_hits / runs > 0.1
 
 
+def test_the_outcome_of_the_metrics_outcomes():
+    assert combined_outcome(["pass", "pass"]) == "pass"
+    assert combined_outcome(["pass", "inconclusive", "pass"]) == "inconclusive"
+    assert combined_outcome(["inconclusive", "fail", "pass"]) == "fail"
+    assert combined_outcome([]) == "inconclusive"
+
+
 def test_intersection_union_pass_rate_is_at_most_one_metrics_without_correction():
     """One metric exactly at the threshold, the others far better: the criterion (all must pass at α
     each) passes no more often than that one metric's own test, ≤ α/2."""
@@ -390,7 +397,7 @@ def test_intersection_union_pass_rate_is_at_most_one_metrics_without_correction(
                 require_significant=True,
             )
             outcomes.append(outcome)
-        passes += all(o == "pass" for o in outcomes)
+        passes += combined_outcome(outcomes) == "pass"
     assert passes / runs <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / runs)
 
 
