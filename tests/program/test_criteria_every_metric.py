@@ -187,6 +187,10 @@ def test_an_ingest_batch_of_any_metric_queues_the_gate_with_an_every_metric_crit
         OutboxMessage.objects.get(task="program.tasks.gate_evaluate").key
         == f"gate-evaluate:{cutover_gate().pk}"
     )
+    OutboxMessage.objects.all().delete()
+    draft = definition(key="mfu", version=2, status="draft", unit="percent", direction="higher_is_better")
+    with transaction.atomic():  # a draft's rows are a shadow period: not one of "every metric"
+        assert gates_evaluate_for_definitions([draft.pk]) == 0
 
 
 def test_the_evaluation_reads_a_bounded_number_of_queries_whatever_the_number_of_metrics(ref):
