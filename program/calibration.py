@@ -102,6 +102,11 @@ def criterion_calibration(
     if criterion.kind == Criterion.Kind.MANUAL:
         calibration.unavailable = "A manual attestation has no numbers to replay."
         return calibration
+    if criterion.kind == Criterion.Kind.EVERY_METRIC:
+        calibration.unavailable = (
+            "Calibration replays one metric; an every-metric criterion compares them all."
+        )
+        return calibration
     metric_id = criterion.metric_id
     if criterion.unbound_slots or metric_id is None:
         calibration.unavailable = "Bind its template slots first: there is no metric to replay yet."

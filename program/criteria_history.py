@@ -6,6 +6,9 @@ from core.models import Transition
 
 
 def _value(value: object) -> str:
+    if isinstance(value, list):  # an every-metric criterion's exclusions: "key (reason)"
+        shown = [f"{v['metric']} ({v['reason']})" if isinstance(v, dict) else str(v) for v in value]
+        return ", ".join(shown) or "none"
     return "—" if value in (None, "") else str(value)
 
 

@@ -27,6 +27,7 @@ from metrics.public import (
     judge,
     judge_shift,
 )
+from program.evaluation_every import every_metric_judge
 from program.evaluation_groups import worst_group_of
 from program.models import Criterion, CriterionResult
 
@@ -97,6 +98,12 @@ def criterion_judge(
         return Judgement(Outcome.INCONCLUSIVE, "not attested yet.")
     if criterion.unbound_slots:
         return Judgement(Outcome.INCONCLUSIVE, unbound_reason(criterion))
+    if criterion.kind == Criterion.Kind.EVERY_METRIC:
+        now = now or timezone.now()
+        since = criterion_window_start(criterion, now)
+        return Judgement(
+            *every_metric_judge(criterion, baseline=baseline, candidate=candidate, since=since, until=now)
+        )
 
     shift_ratio = distribution_null_ratio(criterion)
     if criterion.statistic == "distribution" and shift_ratio is None:

@@ -217,6 +217,9 @@ class Criterion(models.Model):
         IMPROVEMENT = "improvement", "improvement %"
         ABSOLUTE = "absolute", "absolute threshold"
         MANUAL = "manual", "manual attestation"
+        # "Fully surpasses": every active metric with data on both systems, each by its own statistic
+        # (program.evaluation_every).
+        EVERY_METRIC = "every_metric", "every metric at least as good"
 
     class Operator(models.TextChoices):
         GTE = "gte", "≥"
@@ -256,6 +259,11 @@ class Criterion(models.Model):
     group_by = models.CharField(
         max_length=64, blank=True, help_text="A tag key: the criterion must hold for each of its values."
     )
+    # every_metric only: [{"metric": key, "reason": why}] — keys left out of "every metric", each with
+    # the reason the gate page shows beside it.
+    excluded_metrics = models.JSONField(
+        default=list, blank=True, help_text='every_metric only: [{"metric": "key", "reason": "why"}].'
+    )
     min_samples = models.PositiveIntegerField(default=30)
     require_significant = models.BooleanField(default=False)
     required = models.BooleanField(default=True, help_text="Advisory criteria are shown but never block.")
@@ -272,10 +280,12 @@ class Criterion(models.Model):
     class Meta:
         ordering = ["gate", "id"]
         constraints = [
-            # A measured criterion has a threshold and a metric, or a slot still waiting for one.
+            # A measured criterion has a threshold and a metric, or a slot still waiting for one; an
+            # every-metric criterion has a threshold and no metric of its own (it compares them all).
             models.CheckConstraint(
                 condition=Q(kind="manual")
-                | (Q(threshold__isnull=False) & (Q(metric__isnull=False) | ~Q(slot=""))),
+                | (Q(threshold__isnull=False) & (Q(metric__isnull=False) | ~Q(slot="")))
+                | Q(kind="every_metric", threshold__isnull=False, metric__isnull=True),
                 name="criterion_metric_needs_threshold",
             ),
             models.CheckConstraint(condition=Q(min_samples__gte=2), name="criterion_min_samples"),

@@ -28,6 +28,11 @@ from program.api.rules import WRITE_RULES
 from program.models import Criterion, Gate
 
 
+class ExcludedMetricInput(serializers.Serializer[Any]):
+    metric = serializers.CharField(max_length=80, help_text="A metric key (every version of it is left out).")
+    reason = serializers.CharField(max_length=500, help_text="Why it does not count; the gate page shows it.")
+
+
 class CriterionCreateInput(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=Criterion.Kind.choices)
@@ -63,6 +68,12 @@ class CriterionCreateInput(serializers.Serializer[Any]):
         default="",
         help_text="A tag key: the criterion must hold in every group of it present on both sides (the "
         "worst group decides); the evidence lists each group.",
+    )
+    excluded_metrics = ExcludedMetricInput(
+        many=True,
+        required=False,
+        default=list,
+        help_text="every_metric only: metrics left out of 'every metric', each with its reason.",
     )
     min_samples = serializers.IntegerField(required=False, min_value=2, max_value=1_000_000, default=30)
     require_significant = serializers.BooleanField(required=False, default=False)

@@ -57,6 +57,7 @@ class CriterionOutput(serializers.ModelSerializer[Criterion]):
             "window_days",
             "tag_filters",
             "group_by",
+            "excluded_metrics",
             "min_samples",
             "require_significant",
             "required",

@@ -73,7 +73,7 @@ def _criterion(spec: dict[str, Any]) -> dict[str, Any]:
         "statistic": spec.get("statistic", ""),
         "operator": None if manual else spec.get("operator", "gte"),
         "threshold": spec.get("threshold"),
-        "require_significant": spec.get("require_significant", False),
+        "require_significant": spec.get("require_significant", spec["kind"] == "every_metric"),
         "required": spec.get("required", True),
         "min_samples": spec.get("min_samples", 30),
         "window_days": spec.get("window_days"),

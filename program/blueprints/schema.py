@@ -117,6 +117,19 @@ def _criterion(spec: Any, where: str, slots: dict[str, set[str]]) -> None:
         for field in MEASURED_ONLY:
             if field in spec:
                 _fail(f"{where}.{field}", "a manual criterion is attested, not measured")
+    elif spec["kind"] == Criterion.Kind.EVERY_METRIC:
+        for field in ("metric_slot", "statistic"):
+            if field in spec:
+                _fail(
+                    f"{where}.{field}", "an every_metric criterion compares every metric by its own statistic"
+                )
+        threshold = spec.get("threshold")
+        if not isinstance(threshold, int | float) or isinstance(threshold, bool) or threshold <= 0:
+            _fail(f"{where}.threshold", "an every_metric criterion needs a relative performance above 0")
+        if spec.get("operator", "gte") not in (Criterion.Operator.GTE, Criterion.Operator.GT):
+            _fail(f"{where}.operator", "an every_metric criterion asks for at least as good: gte or gt")
+        if "workload_slot" in spec:
+            _slot_ref(spec["workload_slot"], f"{where}.workload_slot", slots["workloads"], "workload")
     else:
         if "metric_slot" not in spec:
             _fail(where, "a measured criterion needs a metric_slot")

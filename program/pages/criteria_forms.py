@@ -54,6 +54,14 @@ class CriterionForm(forms.Form):
         help_text="Must hold in every group of this tag (the worst decides).",
         widget=forms.TextInput(attrs={"placeholder": "bug_class", "class": "mono"}),
     )
+    excluded_metrics = forms.CharField(
+        required=False,
+        label="Excluded metrics",
+        help_text="Every metric only: one 'key: reason' a line; the gate page shows each reason.",
+        widget=forms.Textarea(
+            attrs={"rows": 2, "placeholder": "checkpoint-save-time: object-store tuning lands in May"}
+        ),
+    )
     min_samples = forms.IntegerField(min_value=2, max_value=1_000_000, initial=30)
     require_significant = forms.BooleanField(
         required=False, label="The whole interval must clear the threshold"
@@ -74,6 +82,18 @@ class CriterionForm(forms.Form):
             return tag_filters_check(tag_filters_from_text(self.cleaned_data["tag_filters"]))
         except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from None
+
+    def clean_excluded_metrics(self) -> list[dict[str, str]]:
+        """'key: reason' lines as the service takes them; the service checks the keys and reasons."""
+        excluded = []
+        for line in cast(str, self.cleaned_data["excluded_metrics"]).splitlines():
+            if not line.strip():
+                continue
+            key, colon, reason = line.partition(":")
+            if not colon:
+                raise forms.ValidationError(f"Write 'key: reason' (no reason for '{line.strip()}').")
+            excluded.append({"metric": key.strip(), "reason": reason.strip()})
+        return excluded
 
     def clean_group_by(self) -> str:
         return cast(str, self.cleaned_data["group_by"]).strip()  # a CharField cleans to str
@@ -101,6 +121,7 @@ def criterion_initial(criterion: Criterion) -> dict[str, Any]:
         "window_days": criterion.window_days,
         "tag_filters": tag_filters_as_text(criterion.tag_filters),
         "group_by": criterion.group_by,
+        "excluded_metrics": "\n".join(f"{e['metric']}: {e['reason']}" for e in criterion.excluded_metrics),
         "min_samples": criterion.min_samples,
         "require_significant": criterion.require_significant,
         "required": criterion.required,

@@ -91,6 +91,13 @@ def program_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+def every_metric_rows(result: CriterionResult) -> list[dict[str, Any]]:
+    """An every-metric result's metrics, failing and inconclusive first, each with its method's words."""
+    order = {CriterionResult.Outcome.FAIL: 0, CriterionResult.Outcome.INCONCLUSIVE: 1}
+    rows = sorted(result.evidence.get("metrics", []), key=lambda row: order.get(row["outcome"], 2))
+    return [{**row, "method_text": METHODS.get(row.get("method", ""), "")} for row in rows]
+
+
 def _evidence_views(criterion: Criterion, result: CriterionResult) -> dict[str, Any]:
     """The evidence of one measured criterion as the page shows it: the sentence, each side's bar with
     its interval (an absolute threshold as a line there), and the judged estimate's interval against
@@ -161,6 +168,8 @@ def gate_context(
         item["tags_text"] = tag_filters_text(criterion.tag_filters or {})
         if result and result.evidence.get("baseline"):
             item.update(_evidence_views(criterion, result))
+        if result and criterion.kind == Criterion.Kind.EVERY_METRIC:
+            item["metric_rows"] = every_metric_rows(result)
         if can_edit:
             item["edit_form"] = edit_forms.get(criterion.pk) or edit_form(criterion)
             item["edit_open"] = criterion.pk in edit_forms

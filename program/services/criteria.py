@@ -39,6 +39,7 @@ EDITABLE_FIELDS = (
     "min_samples",
     "require_significant",
     "required",
+    "excluded_metrics",
 )
 # A manual criterion has no measurement: these are cleared when one becomes manual.
 MEASUREMENT_FIELDS: dict[str, Any] = {
@@ -48,7 +49,31 @@ MEASUREMENT_FIELDS: dict[str, Any] = {
     "threshold": None,
     "tag_filters": {},
     "group_by": "",
+    "excluded_metrics": [],
 }
+# An every-metric criterion compares every active metric, each by its own statistic and interval
+# (program.evaluation_every): these mean nothing for it and are cleared when one becomes one.
+EVERY_METRIC_CLEARED: dict[str, Any] = {
+    "metric": None,
+    "slot": "",
+    "statistic": "",
+    "tag_filters": {},
+    "group_by": "",
+}
+MSG_EVERY_METRIC_NO_METRIC = "An every-metric criterion compares every active metric; it takes no metric."
+MSG_EVERY_METRIC_STATISTIC = (
+    "An every-metric criterion judges each metric by its own statistic; leave statistic empty."
+)
+MSG_EVERY_METRIC_OPERATOR = "An every-metric criterion asks for at least as good: operator gte (or gt)."
+MSG_EVERY_METRIC_THRESHOLD = (
+    "An every-metric criterion's threshold is a relative performance above 0 (1.0: no margin)."
+)
+MSG_EVERY_METRIC_SLICED = "An every-metric criterion compares whole metrics: no tag filters or group-by."
+MSG_EXCLUDED_ONLY_EVERY = "Only an every-metric criterion excludes metrics."
+MSG_EXCLUDED_SHAPE = 'excluded_metrics is a list of {"metric": key, "reason": why}.'
+MSG_EXCLUDED_REASON = "Excluding {key} needs a reason."
+MSG_EXCLUDED_UNKNOWN = "Unknown metric '{key}' in excluded_metrics."
+MSG_EXCLUDED_TWICE = "{key} is excluded twice."
 # An attestation vouches for one checklist item as worded: rewording it (or making it measured)
 # withdraws the attestation.
 ATTESTED_WORDING = {"name", "kind"}
@@ -107,6 +132,54 @@ def _require_testable_distribution(criterion: Criterion) -> None:
         )
 
 
+def excluded_metrics_check(value: Any) -> list[dict[str, str]]:
+    """[{"metric": key, "reason": why}], each a known key (any version: excluding a key excludes its
+    versions) with a reason, none twice; 400 naming `excluded_metrics` otherwise."""
+
+    def bad(message: str) -> ApplicationError:
+        return ApplicationError(message, status=400, field="excluded_metrics")
+
+    if not isinstance(value, list):
+        raise bad(MSG_EXCLUDED_SHAPE)
+    cleaned: list[dict[str, str]] = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) != {"metric", "reason"}:
+            raise bad(MSG_EXCLUDED_SHAPE)
+        key, reason = item["metric"], item["reason"]
+        if not isinstance(key, str) or not isinstance(reason, str):
+            raise bad(MSG_EXCLUDED_SHAPE)
+        key, reason = key.strip(), reason.strip()
+        if not reason:
+            raise bad(MSG_EXCLUDED_REASON.format(key=key))
+        if any(e["metric"] == key for e in cleaned):
+            raise bad(MSG_EXCLUDED_TWICE.format(key=key))
+        cleaned.append({"metric": key, "reason": reason})
+    keys = {e["metric"] for e in cleaned}
+    known = (
+        set(MetricDefinition.objects.filter(key__in=keys).values_list("key", flat=True)) if keys else set()
+    )
+    for entry in cleaned:
+        if entry["metric"] not in known:
+            raise bad(MSG_EXCLUDED_UNKNOWN.format(key=entry["metric"]))
+    return cleaned
+
+
+def _require_valid_every_metric(criterion: Criterion) -> None:
+    def bad(message: str, field: str) -> ApplicationError:
+        return ApplicationError(message, status=400, field=field)
+
+    if criterion.metric is not None:
+        raise bad(MSG_EVERY_METRIC_NO_METRIC, "metric")
+    if criterion.statistic:
+        raise bad(MSG_EVERY_METRIC_STATISTIC, "statistic")
+    if criterion.operator not in (Criterion.Operator.GTE, Criterion.Operator.GT):
+        raise bad(MSG_EVERY_METRIC_OPERATOR, "operator")
+    if criterion.threshold is None or criterion.threshold <= 0:
+        raise bad(MSG_EVERY_METRIC_THRESHOLD, "threshold")
+    if criterion.tag_filters or criterion.group_by:
+        raise bad(MSG_EVERY_METRIC_SLICED, "tag_filters" if criterion.tag_filters else "group_by")
+
+
 def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
     """The rules a criterion keeps whether it is added or edited (the API's serializers check types)."""
     if not criterion.name.strip():
@@ -117,7 +190,13 @@ def _require_valid(criterion: Criterion, *, check_pin: bool) -> None:
         raise ApplicationError("min_samples must be at least 2.", status=400, field="min_samples")
     criterion.tag_filters = tag_filters_check(criterion.tag_filters)
     criterion.group_by = group_by_check(criterion.group_by) or ""
+    criterion.excluded_metrics = excluded_metrics_check(criterion.excluded_metrics or [])
+    if criterion.excluded_metrics and criterion.kind != Criterion.Kind.EVERY_METRIC:
+        raise ApplicationError(MSG_EXCLUDED_ONLY_EVERY, status=400, field="excluded_metrics")
     if criterion.kind == Criterion.Kind.MANUAL:
+        return
+    if criterion.kind == Criterion.Kind.EVERY_METRIC:
+        _require_valid_every_metric(criterion)
         return
     # An unbound template slot (a `slot` field, where the model has one) waits for its metric.
     if criterion.metric is None and not getattr(criterion, "slot", ""):
@@ -145,6 +224,8 @@ def criterion_add(*, actor: User, gate: Gate, **fields: Any) -> Criterion:
     if criterion.kind == Criterion.Kind.MANUAL:
         for field, empty in MEASUREMENT_FIELDS.items():
             setattr(criterion, field, empty)
+    if criterion.kind == Criterion.Kind.EVERY_METRIC:
+        criterion.require_significant = True  # judged on each metric's interval, always
     _require_valid(criterion, check_pin=True)
     criterion.save()
     transition_record(
@@ -169,8 +250,14 @@ def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Crit
     gate = _locked_gate(criterion.gate_id, "edit_criterion")
     criterion = _current(criterion)
     criterion.gate = gate
-    if changes.get("kind", criterion.kind) == Criterion.Kind.MANUAL:
+    kind = changes.get("kind", criterion.kind)
+    if kind == Criterion.Kind.MANUAL:
         changes = {**changes, **MEASUREMENT_FIELDS}
+    elif kind == Criterion.Kind.EVERY_METRIC:
+        # A metric sent with it stays, so the check below refuses it rather than drop it unseen.
+        changes = {**EVERY_METRIC_CLEARED, **changes, "require_significant": True}
+    elif "excluded_metrics" not in changes:
+        changes = {**changes, "excluded_metrics": []}
     diff = {}
     for field, new in changes.items():
         old = getattr(criterion, field)
@@ -179,7 +266,8 @@ def criterion_edit(*, actor: User, criterion: Criterion, **changes: Any) -> Crit
             setattr(criterion, field, new)
     if not diff:
         return criterion
-    if "metric" in diff and criterion.metric is None and criterion.kind != Criterion.Kind.MANUAL:
+    measured_alone = criterion.kind not in (Criterion.Kind.MANUAL, Criterion.Kind.EVERY_METRIC)
+    if "metric" in diff and criterion.metric is None and measured_alone:
         # Unbinding is not an edit: an unbound slot only comes from a template (bindings never unbind).
         raise ApplicationError("A measured criterion needs a metric (key@N).", status=400, field="metric")
     # A metric or workload chosen by hand detaches the criterion from its template slot, so a later

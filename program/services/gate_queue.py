@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models import Q
+
 from core.outbox import outbox_add
-from program.models import Evaluation, Gate
+from metrics.models import MetricDefinition
+from program.models import Criterion, Evaluation, Gate
 from program.services.gates import gate_evaluate
 
 TASK_GATE_EVALUATE = "program.tasks.gate_evaluate"
@@ -22,10 +25,15 @@ def gate_evaluation_queue(*, gate_id: int) -> bool:
 
 def gates_evaluate_for_definitions(definition_ids: Iterable[int] | None = None) -> int:
     """Queue the evaluation of each undecided gate whose criteria use these definitions (after an
-    ingest batch), or of every undecided gate. Returns how many were queued, not joined."""
+    ingest batch), or of every undecided gate. An every-metric criterion reads every active
+    definition (never a draft's shadow rows). Returns how many were queued, not joined."""
     gates = Gate.objects.filter(status__in=Gate.UNDECIDED)
     if definition_ids is not None:
-        gates = gates.filter(criteria__metric_id__in=list(definition_ids))
+        ids = list(definition_ids)
+        reads = Q(criteria__metric_id__in=ids)
+        if MetricDefinition.objects.filter(pk__in=ids, status=MetricDefinition.Status.ACTIVE).exists():
+            reads |= Q(criteria__kind=Criterion.Kind.EVERY_METRIC)
+        gates = gates.filter(reads)
     gate_ids = gates.order_by("pk").values_list("pk", flat=True).distinct()
     return sum(gate_evaluation_queue(gate_id=gate_id) for gate_id in gate_ids)
 

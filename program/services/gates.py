@@ -23,6 +23,7 @@ from metrics.models import MetricDefinition, Observation
 from metrics.public import Window, rollup_summaries, rollups_answer
 from program import policies
 from program.evaluation import criterion_judge
+from program.evaluation_every import every_metric_inputs
 from program.models import (
     Criterion,
     CriterionResult,
@@ -131,6 +132,11 @@ def _inputs_fingerprint(program: Program, criteria: list[Criterion]) -> str:
     summaries = rollup_summaries(windows, baseline_id=sides_ids[0], candidate_id=sides_ids[1])
     for c in sorted(criteria, key=lambda c: c.pk):
         payload.append([getattr(c, f.attname) for f in Criterion._meta.concrete_fields])
+        if c.kind == Criterion.Kind.EVERY_METRIC and not c.unbound_slots:
+            since = now - timedelta(days=c.window_days) if c.window_days else None
+            payload.append(
+                every_metric_inputs(c, baseline_id=sides_ids[0], candidate_id=sides_ids[1], since=since)
+            )
     for (c, metric), window, summary in zip(measured, windows, summaries, strict=True):
         if any(rollups_answer(n) for n, _, _ in summary.values()):
             payload.append(

@@ -47,7 +47,8 @@ def _criterion_from_blueprint(gate: Gate, spec: dict[str, Any], resolved: dict[s
         operator=spec.get("operator", "gte"),
         threshold=spec.get("threshold"),
         window_days=spec.get("window_days"),
-        require_significant=spec.get("require_significant", False),
+        # An every-metric criterion is always judged on each metric's interval.
+        require_significant=spec.get("require_significant", spec["kind"] == Criterion.Kind.EVERY_METRIC),
         required=spec.get("required", True),
         min_samples=spec.get("min_samples", 30),
     )

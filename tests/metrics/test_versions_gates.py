@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db.models import Q
 from django.utils import timezone
 
 from core.models import OutboxMessage
@@ -53,7 +54,9 @@ def test_rows_for_the_draft_queue_no_evaluation_of_gates_pinning_the_active_vers
 
 def test_rows_for_the_pinned_version_do_queue_them(world, ingest_user):
     push(ingest_user, "step-time")
-    pinned = Gate.objects.filter(criteria__metric=world["step"]).distinct().count()
+    # The gates pinning it, and those with an every-metric criterion (it reads every active metric).
+    reading = Q(criteria__metric=world["step"]) | Q(criteria__kind="every_metric")
+    pinned = Gate.objects.filter(reading).distinct().count()
     assert evaluations_queued() == pinned > 0
 
 
