@@ -46,8 +46,13 @@ def window_create(
     timezone: str = "UTC",
     occurrence_duration: timedelta | None = None,
 ) -> FreezeWindow:
-    """A window over starts_at..ends_at; with an `rrule`, recurring inside that span (freeze.recurrence)."""
+    """A window over starts_at..ends_at; with an `rrule`, recurring inside that span (freeze.recurrence).
+
+    A naive starts_at or ends_at is wall-clock time in `timezone` (recurrence.wall_clock)."""
     program_policies.require_lead(actor, program, "create freeze windows")
+    recurrence.zone(timezone)
+    starts_at = recurrence.wall_clock(starts_at, timezone, "starts_at")
+    ends_at = recurrence.wall_clock(ends_at, timezone, "ends_at")
     if ends_at <= starts_at:
         raise ApplicationError("ends_at must be after starts_at.", status=400, field="ends_at")
     rrule = rrule.strip()
