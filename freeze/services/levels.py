@@ -75,12 +75,14 @@ def window_create(
 
 
 def _phase_span(phase: Phase) -> tuple[datetime, datetime]:
-    """The days a phase covers: its actual start once it has started (a sprint that begins seven
-    weeks early is frozen from that day), the planned start before; its actual end once completed,
-    the planned end before. A phase started after its planned end keeps its planned length."""
+    """The days a phase covers: its planned dates until it starts; from its actual start, for its
+    planned length, once it has started (a sprint that begins seven weeks early is frozen from that
+    day and ends seven weeks early too, not a year-long freeze up to the old planned end); up to its
+    actual end once completed."""
     first = phase.actual_start or phase.planned_start
-    last = phase.actual_end or phase.planned_end
-    if last < first:
+    if phase.actual_end:
+        last = phase.actual_end
+    else:
         last = first + (phase.planned_end - phase.planned_start)
     start = timezone.make_aware(datetime.combine(first, time.min))
     end = timezone.make_aware(datetime.combine(last + timedelta(days=1), time.min))
