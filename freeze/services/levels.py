@@ -20,6 +20,7 @@ from freeze import policies, recurrence
 from freeze.models import Component, FreezeEntry, FreezeWindow, Level
 from program import policies as program_policies
 from program.models import Phase, Program
+from program.services.plan_shift import PlanMove
 
 
 @transaction.atomic
@@ -80,10 +81,7 @@ def _phase_span(phase: Phase) -> tuple[datetime, datetime]:
     day and ends seven weeks early too, not a year-long freeze up to the old planned end); up to its
     actual end once completed."""
     first = phase.actual_start or phase.planned_start
-    if phase.actual_end:
-        last = phase.actual_end
-    else:
-        last = first + (phase.planned_end - phase.planned_start)
+    last = phase.actual_end or first + (phase.planned_end - phase.planned_start)
     start = timezone.make_aware(datetime.combine(first, time.min))
     end = timezone.make_aware(datetime.combine(last + timedelta(days=1), time.min))
     return start, end
@@ -111,6 +109,27 @@ def window_for_frontier(*, program_id: int) -> FreezeWindow | None:
         reason="default window of the frontier sprint",
     )
     return window
+
+
+def windows_follow_preview(*, phases: list[Phase]) -> list[PlanMove]:
+    """How the windows on these phases would move if the phases had these (unsaved) dates: the
+    advance page's preview of a plan shift. The window's start and end days, from → to."""
+    by_pk = {phase.pk: phase for phase in phases}
+    moves = []
+    for window in FreezeWindow.objects.filter(phase_id__in=by_pk).order_by("starts_at", "id"):
+        assert window.phase_id is not None
+        starts_at, ends_at = _phase_span(by_pk[window.phase_id])
+        # Days as a person reads them: the first and the last day frozen (ends_at is exclusive).
+        last_second = timedelta(seconds=1)
+        for field, before, after in (
+            ("first_day", window.starts_at, starts_at),
+            ("last_day", window.ends_at - last_second, ends_at - last_second),
+        ):
+            if before != after:
+                moves.append(
+                    PlanMove("freeze window", window.pk, window.name, field, before.date(), after.date())
+                )
+    return moves
 
 
 @transaction.atomic
