@@ -135,7 +135,8 @@ def plan_shift_preview(program: Program, today: date) -> PlanShift | None:
     for _receiver, described in signals.plan_shift_previewed.send(
         sender=Program, phases=[_shifted(p, days) for p in later]
     ):
-        followers += described or []
+        if isinstance(described, list):  # a receiver answers a list of PlanMove
+            followers += described
     return replace(shift, followers=followers)
 
 
