@@ -10,7 +10,9 @@ from typing import Any
 from django.dispatch import receiver
 
 from core.outbox import outbox_add
-from program.signals import phase_dates_changed, program_created
+from program.models import Phase
+from program.services.plan_shift import PlanMove
+from program.signals import phase_dates_changed, plan_shift_previewed, program_created
 
 
 @receiver(program_created, dispatch_uid="freeze.frontier_window")
@@ -21,3 +23,11 @@ def frontier_window(sender: object, *, program_id: int, **kwargs: Any) -> None:
 @receiver(phase_dates_changed, dispatch_uid="freeze.follow_phase")
 def follow_phase(sender: object, *, phase_id: int, cause: str = "re-planned", **kwargs: Any) -> None:
     outbox_add(task="freeze.tasks.windows_follow_phase", args=[phase_id, cause])
+
+
+@receiver(plan_shift_previewed, dispatch_uid="freeze.preview_follow")
+def preview_follow(sender: object, *, phases: list[Phase], **kwargs: Any) -> list[PlanMove]:
+    """The windows that would follow the shifted phases, for the advance preview."""
+    from freeze.services import windows_follow_preview
+
+    return windows_follow_preview(phases=phases)

@@ -5,6 +5,9 @@ one, occurrences start at the rule's recurrences of starts_at (DTSTART), as wall
 window's timezone, and each lasts `occurrence_duration` of wall-clock time: a weekend freeze from
 Friday 18:00 to Monday 08:00 Berlin time stays so across a DST change. Occurrences are clipped to
 the season. Rules are never expanded in full: the check asks for the last start before a moment.
+
+starts_at and ends_at are stored as instants. Given without a UTC offset they are wall-clock time in
+the window's timezone (`wall_clock`): "2030-01-04T18:00" in Europe/Berlin is 17:00 UTC.
 """
 
 from __future__ import annotations
@@ -42,6 +45,24 @@ def zone(name: str) -> ZoneInfo:
 @lru_cache(maxsize=1)
 def _zone_names() -> frozenset[str]:
     return frozenset(available_timezones()) | {"UTC"}
+
+
+def wall_clock(value: datetime, timezone_name: str, field: str) -> datetime:
+    """An aware value as it is; a naive one read as wall-clock time in the zone.
+
+    A time that the clocks skip (02:30 on the night DST starts in Berlin) is a 400 naming `field`; a
+    time they pass twice (02:30 the night it ends) is the first of the two, still summer time."""
+    if value.tzinfo is not None and value.utcoffset() is not None:
+        return value
+    local = value.replace(tzinfo=zone(timezone_name), fold=0)
+    if local.astimezone(UTC).astimezone(local.tzinfo).replace(tzinfo=None) != value.replace(fold=0):
+        raise ApplicationError(
+            f"{value:%Y-%m-%d %H:%M} does not exist in {timezone_name}: the clocks skip it (DST starts). "
+            "Give a time outside the jump, or a UTC offset.",
+            status=400,
+            field=field,
+        )
+    return local.astimezone(UTC)
 
 
 @lru_cache(maxsize=256)

@@ -124,6 +124,12 @@ def _program_text(who: str, record: Transition, name: str) -> str:
         return f"{who} created {name} from the {record.data.get('template', '')} template"
     if record.action == "completed":
         return f"{who} completed {name}"
+    if record.action == "started":
+        days = (record.data or {}).get("days_off_plan", 0)
+        when = "on its start date" if days == 0 else f"{abs(days)} days {'early' if days < 0 else 'late'}"
+        return f"{who} started {name} {when}"
+    if record.action == "plan_shifted":
+        return _shift_text(who, record, name)
     if record.action == "bound":
         data = record.data or {}
         pairs = ", ".join(f"{slot} → {key}" for slot, key in data.get("bindings", {}).items())
@@ -144,6 +150,16 @@ def _program_text(who: str, record: Transition, name: str) -> str:
         weeks = f"{after} week{'' if after == 1 else 's'} before a gate" if after else "off"
         return f"{who} set the freeze-exception approval bar of {name} to {weeks}"
     return _generic(who, record, name)
+
+
+def _shift_text(who: str, record: Transition, name: str) -> str:
+    """'Lena shifted the plan of X 30 days earlier from Canary: Canary 1 Apr 2026 → 2 Mar 2026, …'."""
+    data = record.data or {}
+    days = data.get("days", 0)
+    starts = [m for m in data.get("moves", []) if m.get("field") == "planned_start"]
+    moved = ", ".join(f"{m['name']} {_day(m['from'])} → {_day(m['to'])}" for m in starts)
+    way = "earlier" if days < 0 else "later"
+    return f"{who} shifted the plan of {name} {abs(days)} days {way} from {data.get('starts', '')}: {moved}"
 
 
 def _generic(who: str, record: Transition, subject: str) -> str:

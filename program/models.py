@@ -11,6 +11,8 @@ from metrics.models import ComparedStatistic, MetricDefinition, System, Workload
 
 class Program(models.Model):
     class Status(models.TextChoices):
+        # Before its start date: no phase is active yet, and it is month 0.
+        NOT_STARTED = "not_started", "not started"
         ACTIVE = "active"
         COMPLETED = "completed"
 
@@ -23,7 +25,7 @@ class Program(models.Model):
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_programs")
     baseline_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
     candidate_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     # The rising approval bar (freeze.services.approval_bar): a medium-risk freeze exception whose change
     # starts within this many weeks before a gate's due date, or during the frontier sprint, needs one
@@ -38,7 +40,10 @@ class Program(models.Model):
     is_private = models.BooleanField(default=False)
 
     # Allowed-from table (core.transitions.require_state): action -> states it may start from.
-    TRANSITIONS = {"advance": {Status.ACTIVE}}
+    # Advancing a program not started yet starts its first phase today (early); reaching the start
+    # date starts it on plan (program.services.programs.programs_start_due, which picks only
+    # not-started programs).
+    TRANSITIONS = {"advance": {Status.NOT_STARTED, Status.ACTIVE}}
 
     class Meta:
         ordering = ["-start_date", "slug"]

@@ -9,3 +9,7 @@ program_created = Signal()
 # Sent inside the transaction: phase_id, cause ("re-planned", "started", "completed", "dates
 # backfilled"). Windows that follow the phase move with its planned or actual dates.
 phase_dates_changed = Signal()
+# Sent outside any write, for the advance preview: phases (unsaved copies with their planned dates as a
+# plan shift would move them). Each receiver returns a list of program.services.plan_shift.PlanMove
+# describing what it would move with them (freeze: the windows that follow those phases).
+plan_shift_previewed = Signal()

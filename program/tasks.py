@@ -24,3 +24,9 @@ def gate_evaluate(gate_id: int) -> int | None:
 @shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]  # celery ships no types
 def gates_mark_stale(old_id: int, new_id: int) -> list[int]:
     return services.gates_mark_stale(old_definition_id=old_id, new_definition_id=new_id)
+
+
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]  # celery ships no types
+def programs_start_due() -> list[int]:
+    """Periodic: programs whose start date has come start their first phase."""
+    return services.programs_start_due()

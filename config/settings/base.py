@@ -386,6 +386,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": crontab(hour=NOTIFICATION_DIGEST_HOUR, minute=0),
     },
     "gates-evaluate-open": {"task": "program.tasks.gates_evaluate_open", "schedule": crontab(minute="*/15")},
+    # Hourly: a program is `not started` until its start date, then its first phase is active.
+    "programs-start-due": {"task": "program.tasks.programs_start_due", "schedule": crontab(minute=3)},
     "exceptions-expire": {"task": "freeze.tasks.exceptions_expire", "schedule": crontab(minute="*/5")},
     "exceptions-warn-expiring": {
         "task": "freeze.tasks.exceptions_warn_expiring",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -24,7 +25,7 @@ from core.api.serializers import KeyRelatedField
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import FRAMEWORK_ENGINEERS, acting_user
-from freeze import policies, selectors, services
+from freeze import policies, recurrence, selectors, services
 from freeze.models import Component, FreezeWindow
 from program import policies as program_policies
 from program.models import Program
@@ -104,8 +105,26 @@ class ComponentList(generics.ListAPIView[Component]):
         return Response(ComponentOutput(component).data, status=status.HTTP_201_CREATED)
 
 
+class WallClockDateTimeField(serializers.DateTimeField):
+    """Keeps a time given without a UTC offset naive: the service reads it in the window's timezone
+    (DRF would read it in the server's zone, UTC, and a Berlin 18:00 would become 19:00)."""
+
+    def enforce_timezone(self, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            return value
+        return super().enforce_timezone(value)
+
+
+WALL_CLOCK_HELP = (
+    "ISO 8601. With an offset (Z, +01:00) it is that instant; without one it is wall-clock time in "
+    "`timezone`."
+)
+
+
 class WindowInput(serializers.ModelSerializer[FreezeWindow]):
     program = KeyRelatedField(slug_field="slug", queryset=Program.objects.all())
+    starts_at = WallClockDateTimeField(help_text=WALL_CLOCK_HELP)
+    ends_at = WallClockDateTimeField(help_text=WALL_CLOCK_HELP)
 
     class Meta:
         model = FreezeWindow
@@ -123,6 +142,19 @@ class WindowInput(serializers.ModelSerializer[FreezeWindow]):
 
 class WindowOutput(serializers.ModelSerializer[FreezeWindow]):
     program = serializers.CharField(source="program.slug", read_only=True)
+    local_starts_at = serializers.SerializerMethodField(
+        help_text="starts_at on the wall clock of `timezone`."
+    )
+    local_ends_at = serializers.SerializerMethodField(help_text="ends_at on the wall clock of `timezone`.")
+
+    def _local(self, moment: datetime, window: FreezeWindow) -> str:
+        return moment.astimezone(recurrence.zone(window.timezone)).replace(tzinfo=None).isoformat()
+
+    def get_local_starts_at(self, window: FreezeWindow) -> str:
+        return self._local(window.starts_at, window)
+
+    def get_local_ends_at(self, window: FreezeWindow) -> str:
+        return self._local(window.ends_at, window)
 
     class Meta:
         model = FreezeWindow
@@ -136,6 +168,8 @@ class WindowOutput(serializers.ModelSerializer[FreezeWindow]):
             "phase",
             "rrule",
             "timezone",
+            "local_starts_at",
+            "local_ends_at",
             "occurrence_duration",
         ]
 

@@ -19,6 +19,7 @@ from freeze.services.levels import (
     window_create,
     window_for_frontier,
     windows_follow_phase,
+    windows_follow_preview,
 )
 from freeze.services.overrides import (
     override_open,
@@ -50,4 +51,5 @@ __all__ = [
     "window_create",
     "window_for_frontier",
     "windows_follow_phase",
+    "windows_follow_preview",
 ]

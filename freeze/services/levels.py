@@ -20,6 +20,7 @@ from freeze import policies, recurrence
 from freeze.models import Component, FreezeEntry, FreezeWindow, Level
 from program import policies as program_policies
 from program.models import Phase, Program
+from program.services.plan_shift import PlanMove
 
 
 @transaction.atomic
@@ -46,8 +47,13 @@ def window_create(
     timezone: str = "UTC",
     occurrence_duration: timedelta | None = None,
 ) -> FreezeWindow:
-    """A window over starts_at..ends_at; with an `rrule`, recurring inside that span (freeze.recurrence)."""
+    """A window over starts_at..ends_at; with an `rrule`, recurring inside that span (freeze.recurrence).
+
+    A naive starts_at or ends_at is wall-clock time in `timezone` (recurrence.wall_clock)."""
     program_policies.require_lead(actor, program, "create freeze windows")
+    recurrence.zone(timezone)
+    starts_at = recurrence.wall_clock(starts_at, timezone, "starts_at")
+    ends_at = recurrence.wall_clock(ends_at, timezone, "ends_at")
     if ends_at <= starts_at:
         raise ApplicationError("ends_at must be after starts_at.", status=400, field="ends_at")
     rrule = rrule.strip()
@@ -70,13 +76,12 @@ def window_create(
 
 
 def _phase_span(phase: Phase) -> tuple[datetime, datetime]:
-    """The days a phase covers: its actual start once it has started (a sprint that begins seven
-    weeks early is frozen from that day), the planned start before; its actual end once completed,
-    the planned end before. A phase started after its planned end keeps its planned length."""
+    """The days a phase covers: its planned dates until it starts; from its actual start, for its
+    planned length, once it has started (a sprint that begins seven weeks early is frozen from that
+    day and ends seven weeks early too, not a year-long freeze up to the old planned end); up to its
+    actual end once completed."""
     first = phase.actual_start or phase.planned_start
-    last = phase.actual_end or phase.planned_end
-    if last < first:
-        last = first + (phase.planned_end - phase.planned_start)
+    last = phase.actual_end or first + (phase.planned_end - phase.planned_start)
     start = timezone.make_aware(datetime.combine(first, time.min))
     end = timezone.make_aware(datetime.combine(last + timedelta(days=1), time.min))
     return start, end
@@ -104,6 +109,27 @@ def window_for_frontier(*, program_id: int) -> FreezeWindow | None:
         reason="default window of the frontier sprint",
     )
     return window
+
+
+def windows_follow_preview(*, phases: list[Phase]) -> list[PlanMove]:
+    """How the windows on these phases would move if the phases had these (unsaved) dates: the
+    advance page's preview of a plan shift. The window's start and end days, from → to."""
+    by_pk = {phase.pk: phase for phase in phases}
+    moves = []
+    for window in FreezeWindow.objects.filter(phase_id__in=by_pk).order_by("starts_at", "id"):
+        assert window.phase_id is not None
+        starts_at, ends_at = _phase_span(by_pk[window.phase_id])
+        # Days as a person reads them: the first and the last day frozen (ends_at is exclusive).
+        last_second = timedelta(seconds=1)
+        for field, before, after in (
+            ("first_day", window.starts_at, starts_at),
+            ("last_day", window.ends_at - last_second, ends_at - last_second),
+        ):
+            if before != after:
+                moves.append(
+                    PlanMove("freeze window", window.pk, window.name, field, before.date(), after.date())
+                )
+    return moves
 
 
 @transaction.atomic

@@ -19,10 +19,11 @@ from core.pages.form_submit import form_submit
 from core.pages.htmx import HtmxHttpRequest
 from core.roles import acting_user
 from program import history, policies, selectors, services
-from program.models import Gate, Phase, Program, WorkloadMigration
+from program.models import Phase, Program, WorkloadMigration
 from program.pages.guards import lead_required, program_guard
 from program.pages.plan_forms import ActualDatesForm, AdvanceForm, MigrationStateForm, ReplanForm
-from program.services.programs import ADVANCE_TOLERANCE_DAYS, advance_days_off_plan
+from program.services.plan_shift import AdvancePreview
+from program.services.programs import ADVANCE_TOLERANCE_DAYS
 
 
 def _program(slug: str) -> Program:
@@ -35,52 +36,52 @@ def _program(slug: str) -> Program:
 # --- advancing -----------------------------------------------------------------------------------
 
 
-def _advance_context(program: Program, form: AdvanceForm) -> dict[str, Any]:
-    phases = list(program.phases.all())
-    current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
-    context: dict[str, Any] = {"program": program, "current": current, "form": form}
-    if current is None:
-        return context
-    today = timezone.localdate()
-    days_off = advance_days_off_plan(current, today)
-    context.update(
-        following=next((p for p in phases if p.order > current.order), None),
-        exit_gate=next((g for g in current.gates.all() if g.kind == Gate.Kind.EXIT), None),
-        today=today,
-        days_off=days_off,
-        days_off_abs=abs(days_off),
-        needs_reason=abs(days_off) > ADVANCE_TOLERANCE_DAYS,
-        tolerance=ADVANCE_TOLERANCE_DAYS,
-    )
-    context["gate_done"] = context["exit_gate"] is None or context["exit_gate"].status in (
-        Gate.Status.PASSED,
-        Gate.Status.WAIVED,
-    )
+def _advance_context(program: Program, form: AdvanceForm, preview: AdvancePreview | None) -> dict[str, Any]:
+    context: dict[str, Any] = {"program": program, "preview": preview, "form": form}
+    if preview is not None:
+        context.update(
+            today=timezone.localdate(), days_off_abs=abs(preview.days_off), tolerance=ADVANCE_TOLERANCE_DAYS
+        )
     return context
+
+
+def _preview(program: Program) -> AdvancePreview | None:
+    return services.advance_preview(program, timezone.localdate(), ADVANCE_TOLERANCE_DAYS)
 
 
 @lead_required("program", "advance phases", key="slug")
 def program_advance(request: HttpRequest, slug: str) -> HttpResponse:
-    """GET: what advancing would do (the confirmation step); POST: do it."""
+    """GET: what advancing would do (the confirmation step, with what a plan shift would move);
+    POST: do it."""
     program = _program(slug)
-    form = AdvanceForm(request.POST if request.method == "POST" else None)
+    preview = _preview(program)
+    offer_shift = preview is not None and preview.shift is not None
+    form = AdvanceForm(request.POST if request.method == "POST" else None, offer_shift=offer_shift)
     status = 200
     if request.method == "POST":
         sent = form_submit(
             form,
             lambda data: services.program_advance(
-                actor=acting_user(request), program=program, reason=data["reason"]
+                actor=acting_user(request),
+                program=program,
+                reason=data["reason"],
+                shift_plan=data.get("shift_plan", False),
             ),
             fallback_field="reason",
         )
         if sent.ok:
             # The result is the phase now active; None when the last phase was completed.
             phase = sent.value
-            messages.success(request, f"Now in {phase.name}." if phase else f"{program.name} completed.")
+            shifted = " The later plan moved with it." if form.cleaned_data.get("shift_plan") else ""
+            messages.success(
+                request, (f"Now in {phase.name}." if phase else f"{program.name} completed.") + shifted
+            )
             return redirect("program:detail", slug=slug)
         status = sent.status
         program = _program(slug)  # the state that refused it
-    return render(request, "program/advance_confirm.html", _advance_context(program, form), status=status)
+        preview = _preview(program)
+    context = _advance_context(program, form, preview)
+    return render(request, "program/advance_confirm.html", context, status=status)
 
 
 # --- phase dates ---------------------------------------------------------------------------------

@@ -16,8 +16,17 @@ class AdvanceForm(forms.Form):
         required=False,
         max_length=2000,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Goes into the history. Needed when today is more than 7 days off the planned end.",
+        help_text="Goes into the history. Needed when today is more than 7 days off the planned end, "
+        "and to shift the plan.",
     )
+    shift_plan = forms.BooleanField(
+        required=False, label="Shift the later plan by the same days (the dates listed above)"
+    )
+
+    def __init__(self, *args: Any, offer_shift: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not offer_shift:  # on plan: there is nothing to shift, so no such box
+            del self.fields["shift_plan"]
 
 
 class ReplanForm(forms.Form):
@@ -25,6 +34,12 @@ class ReplanForm(forms.Form):
     planned_end = forms.DateField(widget=forms.DateInput(attrs=DATE))
     reason = forms.CharField(
         max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), help_text="Why the plan changes."
+    )
+    confirm_overlap_or_gap = forms.BooleanField(
+        required=False,
+        label="Keep an overlap or a gap",
+        help_text="Re-plan even though this phase then overlaps the phase before or after it, or leaves "
+        "days with no phase.",
     )
 
 

@@ -20,7 +20,7 @@ from program.models import (
     Program,
     WorkloadMigration,
 )
-from program.months import month_end, month_start
+from program.months import month_end, month_start, program_month
 
 # How a row of each kind leads to its program (program_of).
 _PROGRAM_OF = {
@@ -197,14 +197,11 @@ def program_timeline(program: Program, today: date | None = None) -> Timeline:
         bars.append(TimelineBar(phase, planned, actual, slip_days, slip_text))
         marks += [GateMark(0, gate, right(gate.due_date), row) for gate in phase.gates.all()]
     marks = [GateMark(n, m.gate, m.left, m.row) for n, m in enumerate(marks, start=1)]
-    elapsed_months = (
-        (today.year - start.year) * 12 + today.month - start.month + (1 if today.day >= start.day else 0)
-    )
     return Timeline(
         bars=bars,
         today=today,
         today_left=left(today) if start <= today <= end else None,
-        month=max(1, min(elapsed_months, program.months)),
+        month=program_month(start, today, program.months),
         months=program.months,
         ticks=ticks,
         gate_marks=marks,

@@ -25,9 +25,11 @@ from program.services.gates import (
 )
 from program.services.migrations import migration_set_state, migration_upsert
 from program.services.phases import phase_backfill_dates
-from program.services.programs import phase_replan, program_advance, program_create
+from program.services.plan_shift import advance_preview, plan_shift_preview
+from program.services.programs import phase_replan, program_advance, program_create, programs_start_due
 
 __all__ = [
+    "advance_preview",
     "criterion_add",
     "criterion_attest",
     "criterion_delete",
@@ -47,8 +49,10 @@ __all__ = [
     "migration_upsert",
     "phase_backfill_dates",
     "phase_replan",
+    "plan_shift_preview",
     "program_advance",
     "program_bind",
     "program_create",
     "program_set_approval_bar",
+    "programs_start_due",
 ]

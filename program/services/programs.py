@@ -19,9 +19,10 @@ from program.models import Criterion, Gate, Phase, Program
 from program.months import month_end, month_start
 from program.services.bindings import Bound, bindings_resolve, bound_label
 from program.services.memberships import membership_of_creator
+from program.services.plan_shift import plan_shift_apply, replan_conflicts
 
 MSG_EXIT_NOT_DONE = "The {phase} exit gate '{gate}' is {status}: pass or waive it before advancing."
-MSG_REASON_OFF_PLAN = "{phase} was planned to end on {planned_end}; advancing today is {days} days {way} plan. Say why (reason)."
+MSG_REASON_OFF_PLAN = "{phase} was planned to {what} on {planned_end}; advancing today is {days} days {way} plan. Say why (reason)."
 # Advancing this many days before or after the planned end is "on plan"; beyond it needs a reason.
 ADVANCE_TOLERANCE_DAYS = 7
 
@@ -72,7 +73,9 @@ def program_create(
     lead (a membership). A program with the template's
     phases, exit gates, milestones and suggested criteria.
 
-    The first phase is active from the start; planned dates follow the template's months. `bindings`
+    The first phase is active from the start date; a program whose start date is still ahead is
+    `not_started`, with no active phase, until that day (programs_start_due) or until a lead advances
+    it. Planned dates follow the template's months. `bindings`
     maps the template's slots to keys ({"throughput": "training-throughput@2"}); a slot left out takes
     its suggested key when the registry has it and otherwise stays unbound, so a registry without the
     template's metrics or workloads never stops a program from being created."""
@@ -90,6 +93,7 @@ def program_create(
             f"start_date must be between {EARLIEST_START} and {LATEST_START}.", status=400, field="start_date"
         )
     resolved = bindings_resolve(blueprint_slots(blueprint), bindings, suggest=True)
+    started = start_date <= timezone.localdate()
     try:
         with transaction.atomic():
             program = Program.objects.create(
@@ -101,6 +105,7 @@ def program_create(
                 approval_bar_weeks=blueprint.get("approval_bar_weeks"),
                 start_date=start_date,
                 lead=actor,
+                status=Program.Status.ACTIVE if started else Program.Status.NOT_STARTED,
                 baseline_system=baseline,
                 candidate_system=candidate,
                 is_private=is_private,
@@ -117,8 +122,8 @@ def program_create(
             order=order,
             planned_start=month_start(start_date, first),
             planned_end=month_end(start_date, last),
-            status=Phase.Status.ACTIVE if order == 1 else Phase.Status.PLANNED,
-            actual_start=start_date if order == 1 else None,
+            status=Phase.Status.ACTIVE if order == 1 and started else Phase.Status.PLANNED,
+            actual_start=start_date if order == 1 and started else None,
         )
         exit_spec = spec["exit_gate"]
         gate = Gate.objects.create(
@@ -152,9 +157,18 @@ def program_create(
 
 
 @transaction.atomic
-def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end: date, reason: str) -> Phase:
+def phase_replan(
+    *,
+    actor: User,
+    phase: Phase,
+    planned_start: date,
+    planned_end: date,
+    reason: str,
+    confirm_overlap_or_gap: bool = False,
+) -> Phase:
     """Leads of the program only. Move a phase's planned dates; the old dates stay in the history
-    (pghistory + transition)."""
+    (pghistory + transition). Dates that make it overlap the phase before or after it, or leave a gap
+    next to one, are refused (409 naming both) unless `confirm_overlap_or_gap`."""
     policies.require_lead(actor, phase.program, "re-plan phases")
     if planned_end < planned_start:
         raise ApplicationError(
@@ -167,13 +181,18 @@ def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end:
             )
     if not reason.strip():
         raise ApplicationError("Say why the plan changes.", status=400, field="reason")
-    phase = Phase.objects.select_for_update().get(pk=phase.pk)
+    neighbours = list(Phase.objects.select_for_update().filter(program_id=phase.program_id).order_by("order"))
+    phase = next(p for p in neighbours if p.pk == phase.pk)
     require_state(
         subject=f"Phase '{phase.name}'",
         state=phase.status,
         action="re-planning",
         allowed=Phase.TRANSITIONS["replan"],
     )
+    if not confirm_overlap_or_gap:
+        replan_conflicts(
+            phase=phase, planned_start=planned_start, planned_end=planned_end, neighbours=neighbours
+        )
     before = {"planned_start": phase.planned_start.isoformat(), "planned_end": phase.planned_end.isoformat()}
     phase.planned_start, phase.planned_end = planned_start, planned_end
     phase.save(update_fields=["planned_start", "planned_end"])
@@ -186,6 +205,7 @@ def phase_replan(*, actor: User, phase: Phase, planned_start: date, planned_end:
         data={
             "before": before,
             "after": {"planned_start": planned_start.isoformat(), "planned_end": planned_end.isoformat()},
+            "confirmed_overlap_or_gap": confirm_overlap_or_gap,
         },
     )
     signals.phase_dates_changed.send(sender=Phase, phase_id=phase.pk, cause="re-planned")
@@ -201,18 +221,96 @@ def advance_needs_reason(phase: Phase, today: date) -> bool:
     return abs(advance_days_off_plan(phase, today)) > ADVANCE_TOLERANCE_DAYS
 
 
-@transaction.atomic
-def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase | None:
-    """Leads of the program only. Complete the active phase (its exit gate passed or waived) and activate the
-    next one.
+def start_days_off_plan(program: Program, today: date) -> int:
+    """Days between today and the program's start date (starting a program not started yet)."""
+    return (today - program.start_date).days
 
-    Returns the new active phase, or None when the last phase completed the program."""
+
+def _require_reason_off_plan(subject: str, planned: date, days_off: int, reason: str, what: str) -> None:
+    if abs(days_off) > ADVANCE_TOLERANCE_DAYS and not reason.strip():
+        raise ApplicationError(
+            MSG_REASON_OFF_PLAN.format(
+                phase=subject,
+                what=what,
+                planned_end=planned.isoformat(),
+                days=abs(days_off),
+                way="ahead of" if days_off < 0 else "behind",
+            ),
+            status=400,
+            field="reason",
+        )
+
+
+def _activate(*, actor: User | None, phase: Phase, day: date, reason: str, cause: str) -> None:
+    phase.status, phase.actual_start = Phase.Status.ACTIVE, day
+    phase.save(update_fields=["status", "actual_start"])
+    transition_record(
+        subject=phase,
+        action="activated",
+        actor=actor,
+        from_state="planned",
+        to_state="active",
+        reason=reason,
+        data={"planned_start": phase.planned_start.isoformat()},
+    )
+    # A phase that starts early or late takes its freeze windows with it (the frontier sprint).
+    signals.phase_dates_changed.send(sender=Phase, phase_id=phase.pk, cause=cause)
+
+
+def _start_program(
+    *, actor: User | None, program: Program, phases: list[Phase], day: date, reason: str
+) -> Phase:
+    """A not-started program starts: its first phase becomes active on `day`."""
+    first = phases[0]
+    require_state(
+        subject=f"The first phase, '{first.name}',",
+        state=first.status,
+        action="starting it",
+        allowed=Phase.TRANSITIONS["activate"],
+    )
+    Program.objects.filter(pk=program.pk).update(status=Program.Status.ACTIVE)
+    transition_record(
+        subject=program,
+        action="started",
+        actor=actor,
+        from_state=Program.Status.NOT_STARTED,
+        to_state=Program.Status.ACTIVE,
+        reason=reason,
+        data={"start_date": program.start_date.isoformat(), "days_off_plan": (day - program.start_date).days},
+    )
+    _activate(actor=actor, phase=first, day=day, reason=reason, cause="started")
+    return first
+
+
+@transaction.atomic
+def program_advance(
+    *, actor: User, program: Program, reason: str = "", shift_plan: bool = False
+) -> Phase | None:
+    """Leads of the program only. Complete the active phase (its exit gate passed or waived) and activate the
+    next one; for a program not started yet, start its first phase today.
+
+    With `shift_plan`, the phase that starts and every later one, their gates' due dates (and the
+    freeze windows that follow them) move by the days it starts off its planned start
+    (program.services.plan_shift; a reason is needed). Returns the new active phase, or None when the
+    last phase completed the program."""
     policies.require_lead(actor, program, "advance phases")
     program = Program.objects.select_for_update().get(pk=program.pk)
     require_state(
         subject=program.name, state=program.status, action="advancing", allowed=Program.TRANSITIONS["advance"]
     )
     phases = list(Phase.objects.select_for_update().filter(program=program).order_by("order"))
+    today = timezone.localdate()
+    if program.status == Program.Status.NOT_STARTED:
+        if not phases:  # pragma: no cover - every template has phases
+            raise ApplicationError(f"{program.name} has no phases to start.")
+        _require_reason_off_plan(
+            program.name, program.start_date, start_days_off_plan(program, today), reason, "start"
+        )
+        if shift_plan:
+            plan_shift_apply(
+                actor=actor, program=program, phases=phases, starting=phases[0], today=today, reason=reason
+            )
+        return _start_program(actor=actor, program=program, phases=phases, day=today, reason=reason)
     current = next((p for p in phases if p.status == Phase.Status.ACTIVE), None)
     if current is None:
         raise ApplicationError(f"{program.name} has no active phase: it is {program.status}.")
@@ -230,18 +328,11 @@ def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase
             MSG_EXIT_NOT_DONE.format(phase=current.name, gate=exit_gate.name, status=exit_gate.status),
             extra={"gate": exit_gate.pk},
         )
-    today = timezone.localdate()
     days_off = advance_days_off_plan(current, today)
-    if advance_needs_reason(current, today) and not reason.strip():
-        raise ApplicationError(
-            MSG_REASON_OFF_PLAN.format(
-                phase=current.name,
-                planned_end=current.planned_end.isoformat(),
-                days=abs(days_off),
-                way="ahead of" if days_off < 0 else "behind",
-            ),
-            status=400,
-            field="reason",
+    _require_reason_off_plan(current.name, current.planned_end, days_off, reason, "end")
+    if shift_plan and following is not None:
+        plan_shift_apply(
+            actor=actor, program=program, phases=phases, starting=following, today=today, reason=reason
         )
     current.status, current.actual_end = Phase.Status.COMPLETED, today
     current.save(update_fields=["status", "actual_end"])
@@ -272,17 +363,32 @@ def program_advance(*, actor: User, program: Program, reason: str = "") -> Phase
             reason=reason,
         )
         return None
-    following.status, following.actual_start = Phase.Status.ACTIVE, today
-    following.save(update_fields=["status", "actual_start"])
-    transition_record(
-        subject=following,
-        action="activated",
-        actor=actor,
-        from_state="planned",
-        to_state="active",
-        reason=reason,
-        data={"planned_start": following.planned_start.isoformat()},
-    )
-    # A phase that starts early or late takes its freeze windows with it (the frontier sprint).
-    signals.phase_dates_changed.send(sender=Phase, phase_id=following.pk, cause="started")
+    _activate(actor=actor, phase=following, day=today, reason=reason, cause="started")
     return following
+
+
+def programs_start_due(today: date | None = None) -> list[int]:
+    """Periodic: start every program whose start date has come (on plan: its first phase's actual
+    start is the start date). Each in its own transaction; returns their ids."""
+    today = today or timezone.localdate()
+    started = []
+    due = Program.objects.filter(status=Program.Status.NOT_STARTED, start_date__lte=today)
+    for program_id in due.values_list("pk", flat=True):
+        with transaction.atomic():
+            program = (
+                Program.objects.select_for_update()
+                .filter(pk=program_id, status=Program.Status.NOT_STARTED)
+                .first()
+            )
+            if program is None:  # started by a lead meanwhile
+                continue
+            phases = list(Phase.objects.select_for_update().filter(program=program).order_by("order"))
+            _start_program(
+                actor=None,
+                program=program,
+                phases=phases,
+                day=program.start_date,
+                reason="start date reached",
+            )
+            started.append(program.pk)
+    return started

@@ -168,6 +168,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str] | Each] = {
     ("GET", "/api/v1/programs/"): EVERYONE,
     ("POST", "/api/v1/programs/"): CREATORS,
     ("GET", "/api/v1/programs/{slug}/"): each(EVERYONE),
+    ("GET", "/api/v1/programs/{slug}/advance/"): each(EVERYONE),
     ("POST", "/api/v1/programs/{slug}/advance/"): each(LEADS),
     ("GET", "/api/v1/programs/{slug}/approval-bar/"): each(EVERYONE),
     ("PUT", "/api/v1/programs/{slug}/approval-bar/"): each(LEADS),

@@ -24,7 +24,7 @@ from tests.metrics.factories import definition
 
 # What the README documents; the services enforce these tables.
 EXPECTED_TABLES = {
-    "program": {"advance": {"active"}},
+    "program": {"advance": {"not_started", "active"}},
     "phase": {
         "replan": {"planned", "active"},
         "add_gate": {"planned", "active"},
@@ -89,7 +89,7 @@ def _cases():
     def table(machine):
         return EXPECTED_TABLES[machine]
 
-    for state in ("active", "completed"):
+    for state in ("not_started", "active", "completed"):
         yield "program", state, "advance"
     for state in ("planned", "active", "completed"):
         for action in table("phase"):
@@ -168,6 +168,9 @@ class Arena:
         if state == "completed":
             Phase.objects.filter(program=self.program).update(status=Phase.Status.COMPLETED)
             Program.objects.filter(pk=self.program.pk).update(status=Program.Status.COMPLETED)
+        if state == "not_started":
+            Phase.objects.filter(program=self.program).update(status=Phase.Status.PLANNED, actual_start=None)
+            Program.objects.filter(pk=self.program.pk).update(status=Program.Status.NOT_STARTED)
         return self.program
 
     def phase_in(self, state):
@@ -194,6 +197,7 @@ class Arena:
                     "planned_start": (phase.planned_start + timedelta(days=7)).isoformat(),
                     "planned_end": (phase.planned_end + timedelta(days=7)).isoformat(),
                     "reason": "matrix",
+                    "confirm_overlap_or_gap": True,
                 },
                 format="json",
             )

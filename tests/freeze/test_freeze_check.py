@@ -142,6 +142,7 @@ def test_frontier_phase_gets_a_window_that_follows_it(lead, django_capture_on_co
             planned_start=frontier.planned_start + timedelta(days=14),
             planned_end=frontier.planned_end + timedelta(days=14),
             reason="slip",
+            confirm_overlap_or_gap=True,
         )
     window.refresh_from_db()
     assert window.starts_at.date() == frontier.planned_start + timedelta(days=14)

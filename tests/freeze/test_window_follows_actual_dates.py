@@ -60,7 +60,8 @@ def test_starting_the_sprint_early_moves_the_window_to_that_day(
     frontier = Phase.objects.get(kind="frontier")
     assert frontier.actual_start == today
     assert window.starts_at.date() == today
-    assert window.ends_at.date() == frontier.planned_end + timedelta(days=1)
+    # The sprint keeps its planned length from the day it really started: seven weeks early at both ends.
+    assert window.ends_at.date() == frontier.planned_end - timedelta(weeks=7) + timedelta(days=1)
     moved = Transition.objects.filter(action="moved", object_id=window.pk).latest("id")
     assert moved.data["cause"] == "started"
     assert moved.data["before"]["starts_at"].startswith(frontier.planned_start.isoformat())
@@ -98,3 +99,18 @@ def test_completing_the_sprint_ends_its_window_that_day(
         services.program_advance(actor=lead, program=frontier_ready, reason="Sprint done in a day (test)")
     window = _window(frontier_ready)
     assert (window.starts_at.date(), window.ends_at.date()) == (today, today + timedelta(days=1))
+
+
+def test_a_sprint_started_late_is_frozen_for_its_planned_length_from_that_day(
+    lead, frontier_ready, django_capture_on_commit_callbacks
+):
+    """Started ten days after its planned start, the freeze ends ten days after the planned end."""
+    today = timezone.localdate()
+    frontier = Phase.objects.get(kind="frontier")
+    Phase.objects.filter(pk=frontier.pk).update(
+        planned_start=today - timedelta(days=10), planned_end=today + timedelta(days=40)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.program_advance(actor=lead, program=frontier_ready, reason="The cluster came late")
+    window = _window(frontier_ready)
+    assert (window.starts_at.date(), window.ends_at.date()) == (today, today + timedelta(days=51))

@@ -43,6 +43,7 @@ def test_history_reads_as_sentences(lead, engineer, program):
         planned_start=canary.planned_start,
         planned_end=date(2026, 9, 15),
         reason="Hardware late",
+        confirm_overlap_or_gap=True,
     )
     migration = services.migration_upsert(
         actor=engineer, program=program, workload=Workload.objects.get(key="llm-finetune-8b"), wave=0
@@ -205,7 +206,12 @@ def test_lead_replans_on_the_page_and_a_bad_range_is_refused(client, lead, progr
     assert "planned_end must not be before planned_start." in refused.content.decode()
     done = client.post(
         f"/programs/phases/{canary.pk}/replan/",
-        {"planned_start": "2026-04-15", "planned_end": "2026-09-15", "reason": "Hardware late"},
+        {
+            "planned_start": "2026-04-15",
+            "planned_end": "2026-09-15",
+            "reason": "Hardware late",
+            "confirm_overlap_or_gap": "on",
+        },
         follow=True,
     )
     assert "Re-planned Canary: 15 Apr 2026 – 15 Sep 2026." in done.content.decode()

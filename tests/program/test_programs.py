@@ -130,7 +130,12 @@ def test_replan_keeps_history_and_moves_the_exit_gate(as_user, lead, ref):
     phase = Phase.objects.get(kind="cutover")
     response = as_user(lead).post(
         f"/api/v1/phases/{phase.pk}/replan/",
-        {"planned_start": "2026-09-15", "planned_end": "2027-01-15", "reason": "Hardware delivery slipped"},
+        {
+            "planned_start": "2026-09-15",
+            "planned_end": "2027-01-15",
+            "reason": "Hardware delivery slipped",
+            "confirm_overlap_or_gap": True,
+        },
         format="json",
     )
     assert response.status_code == 200
