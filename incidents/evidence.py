@@ -17,6 +17,7 @@ from metrics.models import MetricDefinition, Workload
 MTTR, MTTD = "mttr", "mttd"
 INCIDENTS_PER_WEEK = "incidents-per-week"
 EFFECTIVE_ROUNDS = "effective-rounds-per-day"
+PROGRAM_ROUNDS = "program-rounds-per-day"
 FLEET_WORKLOAD = "fleet"
 SOURCE = "incidents"
 HOUR = 3600.0

@@ -147,6 +147,19 @@ METRICS = [
         "description": "Runs (step-time observations grouped by run_id) that ended on that UTC day and whose "
         "span overlaps no incident on the system (derived daily by the incident log).",
     },
+    {
+        "key": "program-rounds-per-day",
+        "name": "Effective experiment rounds per day, per program",
+        "unit": "count",
+        "direction": "higher_is_better",
+        "statistic": "mean",
+        "sampling": "per_interval",
+        "start_event": "a run's first observation of the program's rounds metric",
+        "end_event": "the run's last observation of the program's rounds metric",
+        "description": "Per program (tag `program`) and system: the runs of the metric the program's "
+        "template rounds slot is bound to that ended on that UTC day and overlap no incident on the "
+        "system (derived daily by the incident log).",
+    },
 ]
 
 
