@@ -101,7 +101,7 @@ def test_each_program_counts_the_runs_of_its_own_bound_rounds_metric(refs, engin
     definition(key="trainer-step-time", unit="ms", sampling="per_step")
     for key, unit in (("training-throughput", "token/s"), ("scaling-efficiency", "dimensionless")):
         definition(key=key, unit=unit)
-    trainer = program_create(
+    program_create(
         actor=lead,
         slug="trainer",
         name="Trainer",
