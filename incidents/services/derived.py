@@ -11,6 +11,11 @@
   program's two systems. Tagged `program: <slug>`, run_id `<slug>-<system>-day-<date>`; a criterion or
   comparison names its program with `tag_filters: {"program": [slug]}`. A program whose template names
   no rounds slot, or whose slot is unbound, derives none.
+- `recurrence-rate`: per system, bug class (tag `bug_class`) and completed UTC month of the last
+  RECURRENCE_MONTHS, the share of the month's incidents of that class that recur an earlier incident
+  (`recurrence_of`), observed at the month's first day, run_id `<system>-<class>-month-<YYYY-MM>`.
+  Only months with an incident of the class count (no share of nothing). A criterion on it works like
+  one on `mttr`: "relative, recurrence-rate mean ≥ 1 × legacy" (lower is better).
 
 Idempotent: a value already stored is left alone (ingest's natural key makes it a no-op); a value that
 changed (an incident filed late) is withdrawn and written again, in one transaction.
@@ -26,6 +31,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from incidents import evidence
+from incidents.selectors import IncidentFilter, recurrence_by_month
 from incidents.vocabulary import incident_metrics_ensure
 from metrics.models import Observation
 from metrics.public import observations_ingest_rows, observations_withdraw
@@ -36,7 +42,14 @@ from program.models import Criterion, Program
 SITE_RUNS = "d.key = %(metric)s"
 # A program's runs: its bound definition (one version), on its own two systems.
 PROGRAM_RUNS = "o.definition_id = %(definition)s AND o.system_id = ANY(%(systems)s)"
-DERIVED = (evidence.INCIDENTS_PER_WEEK, evidence.EFFECTIVE_ROUNDS, evidence.PROGRAM_ROUNDS)
+DERIVED = (
+    evidence.INCIDENTS_PER_WEEK,
+    evidence.EFFECTIVE_ROUNDS,
+    evidence.PROGRAM_ROUNDS,
+    evidence.RECURRENCE_RATE,
+)
+# Completed months rewritten each day: a recurrence linked weeks later still corrects its month.
+RECURRENCE_MONTHS = 3
 
 WEEKLY_SQL = """
 WITH weeks AS (
@@ -139,13 +152,37 @@ def _program_rounds_rows(first_day: date, today: date) -> list[dict[str, Any]]:
     return rows
 
 
+def _month_start(day: date, months_back: int = 0) -> date:
+    index = day.year * 12 + day.month - 1 - months_back
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _recurrence_rows(today: date) -> list[dict[str, Any]]:
+    window = IncidentFilter(
+        since=_midnight(_month_start(today, RECURRENCE_MONTHS)), until=_midnight(_month_start(today))
+    )
+    return [
+        _row(
+            evidence.RECURRENCE_RATE,
+            month.system,
+            f"{month.system}-{month.bug_class}-month-{month.month:%Y-%m}",
+            month.month,
+            month.rate,
+            tags={"bug_class": month.bug_class},
+            unit="dimensionless",
+        )
+        for month in recurrence_by_month(window)
+    ]
+
+
 def _row(
     metric: str,
     system: str,
     run_id: str,
     observed_at: datetime,
-    value: int,
+    value: float,
     tags: dict[str, str] | None = None,
+    unit: str = "count",
 ) -> dict[str, Any]:
     return {
         **({"tags": tags} if tags else {}),
@@ -153,7 +190,7 @@ def _row(
         "system": system,
         "workload": evidence.FLEET_WORKLOAD,
         "value": float(value),
-        "unit": "count",
+        "unit": unit,
         "observed_at": observed_at.isoformat(),
         "run_id": run_id,
         "source": evidence.SOURCE,
@@ -161,7 +198,8 @@ def _row(
 
 
 def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int:
-    """Write the completed weeks and days of the last `days`; how many values were new or changed."""
+    """Write the completed weeks and days of the last `days` (and months of the last RECURRENCE_MONTHS);
+    how many values were new or changed."""
     incident_metrics_ensure()
     today = (now or timezone.now()).astimezone(UTC).date()
     first_day = today - timedelta(days=days)
@@ -172,6 +210,7 @@ def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int
         rows += _weekly_rows(first_monday, this_monday - timedelta(days=7))
     rows += _rounds_rows(first_day, today)
     rows += _program_rounds_rows(first_day, today)
+    rows += _recurrence_rows(today)
     stored = dict(
         Observation.objects.filter(
             definition__key__in=DERIVED,
