@@ -104,6 +104,7 @@ def demo_load(*, users: dict[str, User], stdout: OutputWrapper) -> None:
             justification=text.get("why", "Blocks the wave 2 migration."),
             rollback_plan=text.get("rollback", "Redeploy the previous release; 15 minutes."),
             affected_metrics=text.get("affects"),
+            expected_impacts=text.get("expects"),
         )
 
     file("kernels", "Try a faster softmax kernel", "low", now + timedelta(days=3), 6)  # stays a draft
@@ -129,6 +130,7 @@ def demo_load(*, users: dict[str, User], stdout: OutputWrapper) -> None:
         why="Checkpoint saves are 9% slower than legacy.",
         rollback="Set upload_concurrency back to 4; no restart needed.",
         affects=["training-throughput"],  # checkpoint stalls show in throughput: its gates list it
+        expects=[{"metric": "training-throughput", "direction": "better", "size_pct": 2}],
     )
     services.exception_submit(actor=engineer, exception=live)
     services.exception_approve(actor=lead2, exception=live, comment="Tested on the canary cluster.")
@@ -144,7 +146,16 @@ def demo_load(*, users: dict[str, User], stdout: OutputWrapper) -> None:
     services.exception_submit(actor=engineer, exception=withdrawn)
     services.exception_withdraw(actor=engineer, exception=withdrawn, reason="Not needed after all.")
 
-    old = file("trainer-core", "Hotfix NaN guard in loss scaling", "low", now + timedelta(hours=1), 24)
+    # Ended and carried out: its page and the gates on step-time look back at what it did.
+    old = file(
+        "trainer-core",
+        "Hotfix NaN guard in loss scaling",
+        "low",
+        now + timedelta(hours=1),
+        24,
+        affects=["step-time"],
+        expects=[{"metric": "step-time", "direction": "unchanged", "size_pct": 2}],
+    )
     services.exception_submit(actor=engineer, exception=old)
     services.exception_approve(actor=owner, exception=old, comment="Small and safe.")
     # Demo only: the services refuse a window that has ended; move this one's back four days.
@@ -187,6 +198,7 @@ def _under_the_approval_bar(frontier: FreezeWindow, engineer: User, team_member:
         justification="The 70B run waits on data 3% more than on legacy; deeper prefetch hides it.",
         rollback_plan="Set prefetch_batches back to 4; it applies at the next job restart.",
         affected_metrics=["data-loader-wait-share"],
+        expected_impacts=[{"metric": "data-loader-wait-share", "direction": "better", "size_pct": 3}],
     )
     # Through the service: it fixes required_approvals, requires_lead_approval and approval_rule.
     services.exception_submit(actor=engineer, exception=exception)

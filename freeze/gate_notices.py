@@ -1,5 +1,7 @@
 """The gate page's "active exceptions touching this gate's metrics": approved exceptions, in force or
-upcoming, that name any of the gate's metrics (program.gate_extensions asks; freeze answers)."""
+upcoming, that name any of the gate's metrics; and the look back at the latest ones carried out:
+what each was expected to do to a gate metric beside what it did (freeze.selectors.impact).
+program.gate_extensions asks; freeze answers."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from freeze.models import FreezeException
+from freeze.selectors.impact import impacts_for_metrics
 from program.gate_extensions import GateNotice, gate_panel_register
 
 
@@ -43,10 +46,29 @@ def exceptions_touching_metrics(metric_keys: list[str]) -> list[GateNotice]:
     return notices
 
 
+def exception_impacts_on_metrics(metric_keys: list[str]) -> list[GateNotice]:
+    return [
+        GateNotice(
+            label=f"#{exception.pk} {exception.title} · {outcome.metric}",
+            url=reverse("freeze:exception", args=[exception.pk]),
+            note=f"expected {outcome.expected_text}; observed on {outcome.system}: {outcome.observed_text}"
+            + (" — after-window still filling" if outcome.windows and outcome.windows.filling else "")
+            + f" · {outcome.agreement}",
+        )
+        for exception, outcome in impacts_for_metrics(metric_keys)
+    ]
+
+
 def register() -> None:
     gate_panel_register(
         "freeze.exceptions",
         heading="Active exceptions touching this gate's metrics",
         empty="None: no approved freeze exception in force or upcoming names these metrics.",
         provider=exceptions_touching_metrics,
+    )
+    gate_panel_register(
+        "freeze.impacts",
+        heading="Exceptions' expected vs observed impact on this gate's metrics",
+        empty="None yet: no exception naming these metrics has run to the end of its change window.",
+        provider=exception_impacts_on_metrics,
     )

@@ -286,6 +286,37 @@ class FreezeException(models.Model):
         pass
 
 
+class ExpectedImpact(models.Model):
+    """What the requester expects the change to do to one gate metric it names (affected_metrics):
+    the direction and size, in percent of the metric's value, that the before/after comparison
+    (freeze.selectors.impact) is set beside once the change window has ended."""
+
+    class Direction(models.TextChoices):
+        BETTER = "better", "better"
+        WORSE = "worse", "worse"
+        UNCHANGED = "unchanged", "unchanged (within ± size)"
+
+    exception = models.ForeignKey(FreezeException, on_delete=models.CASCADE, related_name="expected_impacts")
+    # The definition row the exception's affected_metrics holds for this key (matched by key, like it).
+    metric = models.ForeignKey(MetricDefinition, on_delete=models.PROTECT, related_name="+")
+    direction = models.CharField(max_length=9, choices=Direction.choices)
+    size_pct = models.FloatField(
+        help_text="How much better or worse, in percent of the metric's value; for unchanged, the band (±)."
+    )
+
+    class Meta:
+        ordering = ["metric__key"]
+        constraints = [
+            models.UniqueConstraint(fields=["exception", "metric"], name="expected_impact_one_per_metric"),
+            models.CheckConstraint(
+                condition=Q(size_pct__gte=0) & Q(size_pct__lte=1000), name="expected_impact_size_in_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.direction} {self.size_pct:g} %"
+
+
 class Approval(models.Model):
     class Verdict(models.TextChoices):
         APPROVE = "approve"

@@ -17,6 +17,8 @@ from metrics.models import MetricDefinition, Workload
 MTTR, MTTD = "mttr", "mttd"
 INCIDENTS_PER_WEEK = "incidents-per-week"
 EFFECTIVE_ROUNDS = "effective-rounds-per-day"
+PROGRAM_ROUNDS = "program-rounds-per-day"
+RECURRENCE_RATE = "recurrence-rate"
 FLEET_WORKLOAD = "fleet"
 SOURCE = "incidents"
 HOUR = 3600.0

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from core.api.serializers import KeyRelatedField
 from freeze.models import Component
-from incidents.models import BugClass, Severity
+from incidents.models import BugClass, Incident, Severity
 from metrics.models import System, Workload
 
 
@@ -33,3 +33,9 @@ class IncidentInput(serializers.Serializer[dict[str, Any]]):
     )
     link = serializers.URLField(required=False, allow_blank=True, max_length=500)
     owner_team = serializers.CharField(required=False, allow_blank=True, max_length=80)
+    recurrence_of = serializers.PrimaryKeyRelatedField(
+        queryset=Incident.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The id of an earlier incident of the same root cause (and bug class) this one repeats.",
+    )

@@ -69,6 +69,16 @@ class Incident(models.Model):
     reporter = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # "The same pitfall again": an earlier incident of the same root cause (and bug class) this one
+    # repeats. Opened strictly before this one (services.recurrence), so links never form a cycle.
+    recurrence_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="recurrences",
+        help_text="An earlier incident of the same root cause that this one repeats.",
+    )
     # Bumped each time a resolved incident's evidence is rewritten (services.evidence).
     revision = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -88,6 +98,9 @@ class Incident(models.Model):
             ),
             models.CheckConstraint(
                 condition=_ordered("detected_at", "resolved_at"), name="incident_resolved_after_detected"
+            ),
+            models.CheckConstraint(
+                condition=~Q(recurrence_of=F("id")), name="incident_recurs_another_incident"
             ),
         ]
         indexes = [

@@ -147,6 +147,32 @@ METRICS = [
         "description": "Runs (step-time observations grouped by run_id) that ended on that UTC day and whose "
         "span overlaps no incident on the system (derived daily by the incident log).",
     },
+    {
+        "key": "program-rounds-per-day",
+        "name": "Effective experiment rounds per day, per program",
+        "unit": "count",
+        "direction": "higher_is_better",
+        "statistic": "mean",
+        "sampling": "per_interval",
+        "start_event": "a run's first observation of the program's rounds metric",
+        "end_event": "the run's last observation of the program's rounds metric",
+        "description": "Per program (tag `program`) and system: the runs of the metric the program's "
+        "template rounds slot is bound to that ended on that UTC day and overlap no incident on the "
+        "system (derived daily by the incident log).",
+    },
+    {
+        "key": "recurrence-rate",
+        "name": "Recurrence rate (the same pitfall again)",
+        "unit": "dimensionless",
+        "direction": "lower_is_better",
+        "statistic": "mean",
+        "sampling": "per_interval",
+        "start_event": "the first day 00:00 UTC of the month",
+        "end_event": "the month's last day 24:00 UTC",
+        "description": "Per system, bug class (tag bug_class) and month: the share (0–1) of the month's "
+        "incidents of the class that recur an earlier incident of the same root cause (derived daily by "
+        "the incident log).",
+    },
 ]
 
 

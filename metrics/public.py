@@ -6,18 +6,21 @@ observations, the tag filters' text, the wording of methods, and the hooks other
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from metrics.api.fields import MetricRefField
 from metrics.dependents import Dependent, supersede_provider_register
 from metrics.inference import judge, judge_shift
 from metrics.ingest import observations_ingest_rows
 from metrics.ingest.rules import CLOCK_SKEW
+from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.maintain import rollups_rebuild
 from metrics.rollups.read import Window, rollup_summaries, rollups_answer
 from metrics.selectors import Comparison, comparison_compute, definition_resolve
 from metrics.selectors.comparison import SidesRequest, comparison_of_sides, sides_fetch_many
 from metrics.selectors.comparison.compute import comparison_of_slices
 from metrics.selectors.comparison.slices import SlicedSides
-from metrics.selectors.comparison.sql import Side
+from metrics.selectors.comparison.sql import Side, sides_fetch
 from metrics.selectors.comparison.tags import (
     group_by_check,
     tag_filters_as_text,
@@ -68,4 +71,39 @@ __all__ = [
     "tag_filters_check",
     "tag_filters_from_text",
     "tag_filters_text",
+    "window_comparison",
 ]
+
+
+def window_comparison(
+    *,
+    definition: MetricDefinition,
+    system: System,
+    before: tuple[datetime, datetime],
+    after: tuple[datetime, datetime],
+    workload: Workload | None = None,
+    statistic: str | None = None,
+) -> Comparison:
+    """One metric on one system, the window `after` against the window `before` (the baseline): the
+    same comparison, interval and verdict as two systems get, with the two sides read from two time
+    windows instead (each [since, until)). `since`/`until` of the answer span both windows."""
+
+    def side(window: tuple[datetime, datetime]) -> Side:
+        read, _ = sides_fetch(
+            definition=definition,
+            baseline=system,
+            candidate=system,
+            workload=workload,
+            since=window[0],
+            until=window[1],
+        )
+        return read
+
+    return comparison_of_sides(
+        definition=definition,
+        sides=(side(before), side(after)),
+        workload=workload,
+        since=before[0],
+        until=after[1],
+        statistic=statistic,
+    )

@@ -23,8 +23,9 @@ from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from freeze import policies, selectors, services
 from freeze.api.windows import WRITE_RULES
-from freeze.models import Approval, Component, FreezeException, FreezeWindow
+from freeze.models import Approval, Component, ExpectedImpact, FreezeException, FreezeWindow
 from freeze.selectors.exceptions import exception_allowed_actions
+from freeze.selectors.impact import ImpactOutcome, exception_impacts
 from metrics.models import MetricDefinition
 
 
@@ -47,6 +48,9 @@ class ExceptionOutput(serializers.ModelSerializer[FreezeException]):
     )
     approvals = serializers.SerializerMethodField()
     affected_metrics = serializers.SerializerMethodField(help_text="Keys of the gate metrics it may affect.")
+    expected_impacts = serializers.SerializerMethodField(
+        help_text="Per affected metric: the expected direction (better, worse, unchanged) and size in %."
+    )
 
     class Meta:
         model = FreezeException
@@ -68,6 +72,7 @@ class ExceptionOutput(serializers.ModelSerializer[FreezeException]):
             "requires_lead_approval",
             "approval_rule",
             "affected_metrics",
+            "expected_impacts",
             "submitted_at",
             "decided_at",
             "closing_reason",
@@ -80,6 +85,12 @@ class ExceptionOutput(serializers.ModelSerializer[FreezeException]):
 
     def get_affected_metrics(self, obj: FreezeException) -> list[str]:
         return sorted({m.key for m in obj.affected_metrics.all()})
+
+    def get_expected_impacts(self, obj: FreezeException) -> list[dict[str, Any]]:
+        return [
+            {"metric": i.metric.key, "direction": i.direction, "size_pct": i.size_pct}
+            for i in sorted(obj.expected_impacts.all(), key=lambda i: i.metric.key)
+        ]
 
     def get_approvals(self, obj: FreezeException) -> list[dict[str, Any]]:
         approvals = getattr(obj, "prefetched_approvals", None)
@@ -105,6 +116,18 @@ def affected_metrics_field() -> serializers.ManyRelatedField:
     )
 
 
+def expected_impacts_field() -> serializers.ListField:
+    # Entries are checked by the service (freeze.services.expected_impacts), which names each entry's
+    # field (expected_impacts[0].direction) and knows which metrics the exception names.
+    return serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text='Per affected metric: {"metric": key, "direction": "better" | "worse" | "unchanged", '
+        '"size_pct": percent (for unchanged, the ± band)}. Replaces the whole set; each affected metric '
+        "needs one before submission.",
+    )
+
+
 def metric_keys(validated: dict[str, Any]) -> dict[str, Any]:
     """The services take metric keys (the pages send keys too)."""
     if "affected_metrics" in validated:
@@ -127,6 +150,7 @@ class ExceptionInput(serializers.Serializer[dict[str, Any]]):
     change_starts_at = serializers.DateTimeField()
     change_ends_at = serializers.DateTimeField()
     affected_metrics = affected_metrics_field()
+    expected_impacts = expected_impacts_field()
 
 
 class ExceptionEditInput(serializers.Serializer[dict[str, Any]]):
@@ -138,11 +162,13 @@ class ExceptionEditInput(serializers.Serializer[dict[str, Any]]):
     change_starts_at = serializers.DateTimeField(required=False)
     change_ends_at = serializers.DateTimeField(required=False)
     affected_metrics = affected_metrics_field()
+    expected_impacts = expected_impacts_field()
 
 
 def _with_approvals(queryset: QuerySet[FreezeException]) -> QuerySet[FreezeException]:
     return queryset.prefetch_related(
         "affected_metrics",
+        Prefetch("expected_impacts", queryset=ExpectedImpact.objects.select_related("metric")),
         Prefetch(
             "approvals", queryset=Approval.objects.select_related("approver"), to_attr="prefetched_approvals"
         ),
@@ -327,3 +353,44 @@ ExceptionApprove = _action_view("approve", CommentInput)
 ExceptionReject = _action_view("reject", ReasonInput)
 ExceptionWithdraw = _action_view("withdraw", ReasonInput)
 ExceptionRevoke = _action_view("revoke", ReasonInput)
+
+
+class ImpactOutput(serializers.Serializer[ImpactOutcome]):
+    metric = serializers.CharField()
+    system = serializers.CharField(help_text="Where the change lands: the program's candidate system.")
+    state = serializers.CharField(help_text="pending (window not over), not_carried_out, or compared")
+    expected = serializers.SerializerMethodField()
+    before = serializers.SerializerMethodField(help_text="[since, until) of the baseline window.")
+    after = serializers.SerializerMethodField(help_text="[since, until) of the window after the change.")
+    after_filling = serializers.SerializerMethodField(help_text="The after-window has not ended yet.")
+    comparison = serializers.SerializerMethodField(help_text="The registry's comparison, after vs before.")
+    agreement = serializers.CharField(help_text="What happened set against what was expected.")
+
+    def get_expected(self, obj: ImpactOutcome) -> dict[str, Any] | None:
+        e = obj.expected
+        return {"direction": e.direction, "size_pct": e.size_pct} if e else None
+
+    def get_before(self, obj: ImpactOutcome) -> list[str] | None:
+        return [t.isoformat() for t in obj.windows.before] if obj.windows else None
+
+    def get_after(self, obj: ImpactOutcome) -> list[str] | None:
+        return [t.isoformat() for t in obj.windows.after] if obj.windows else None
+
+    def get_after_filling(self, obj: ImpactOutcome) -> bool | None:
+        return obj.windows.filling if obj.windows else None
+
+    def get_comparison(self, obj: ImpactOutcome) -> dict[str, Any] | None:
+        return obj.comparison.as_dict() if obj.comparison else None
+
+
+@extend_schema(tags=["freeze"], responses=ImpactOutput(many=True))
+class ExceptionImpact(APIView):
+    """Per gate metric the exception names: what was expected and, after its change window, the
+    metric before against after it (freeze.selectors.impact)."""
+
+    permission_classes = [RoleRequired]
+
+    def get(self, request: Request, pk: int) -> Response:
+        exception = _exception(pk, acting_user(request))
+        rows = exception_impacts(exception)
+        return Response(ImpactOutput(rows, many=True).data)  # type: ignore[arg-type]

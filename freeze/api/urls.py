@@ -18,6 +18,7 @@ urlpatterns = [
     path("freeze/overrides/<int:pk>/review/", overrides.OverrideReview.as_view(), name="override-review"),
     path("freeze-exceptions/", exceptions.ExceptionList.as_view(), name="exception-list"),
     path("freeze-exceptions/<int:pk>/", exceptions.ExceptionDetail.as_view(), name="exception-detail"),
+    path("freeze-exceptions/<int:pk>/impact/", exceptions.ExceptionImpact.as_view(), name="exception-impact"),
     path(
         "freeze-exceptions/<int:pk>/submit/",
         exceptions.ExceptionSubmit.as_view(),

@@ -23,7 +23,7 @@ from core.pages.htmx import HtmxHttpRequest
 from core.roles import FRAMEWORK_ENGINEERS, acting_user, has_role
 from freeze import policies, selectors, services
 from freeze.models import Component, FreezeException, FreezeWindow
-from freeze.pages.forms import DecisionForm, ExceptionFilterForm, ExceptionForm
+from freeze.pages.forms import DecisionForm, ExceptionFilterForm, ExceptionForm, expected_impacts_text
 from freeze.selectors.exceptions import (
     LevelHint,
     approval_needs,
@@ -34,6 +34,7 @@ from freeze.selectors.exceptions import (
     exception_for_page,
     exception_level_hint,
 )
+from freeze.selectors.impact import exception_impacts
 from freeze.services.exception_edits import EDITABLE
 from freeze.services.exception_workflow import ACT_ACTIONS
 
@@ -137,6 +138,7 @@ def exception_edit(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("freeze:exception", pk=pk)
     initial = {field: getattr(exception, field) for field in EDITABLE}
     initial["affected_metrics"] = sorted({m.key for m in exception.affected_metrics.all()})
+    initial["expected_impacts"] = expected_impacts_text(exception.expected_impacts.all())
     form = ExceptionForm(
         request.POST or None,
         initial={**initial, "component": exception.component.key, "window": exception.window},
@@ -150,7 +152,8 @@ def exception_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 actor=acting_user(request),
                 exception=exception,
                 changes=cast(
-                    services.ExceptionChanges, {f: data[f] for f in (*EDITABLE, "affected_metrics")}
+                    services.ExceptionChanges,
+                    {f: data[f] for f in (*EDITABLE, "affected_metrics", "expected_impacts")},
                 ),
             ),
         )
@@ -209,6 +212,7 @@ def _exception_context(request: HttpRequest, pk: int, form: DecisionForm | None 
         "needs": approval_needs(exception, approvers),
         "progress": approval_progress(exception),
         "authors": sorted(exception.authors.all(), key=lambda u: u.username),
+        "impacts": exception_impacts(exception),
         "form": form or DecisionForm(),
     }
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
-from freeze.models import Component, FreezeException, FreezeWindow, Level
+from freeze.models import Component, ExpectedImpact, FreezeException, FreezeWindow, Level
 from metrics.models import MetricDefinition
 
 # A browser's own time picker (type=time, datetime-local) follows the viewer's locale and shows 12-hour
@@ -128,6 +128,15 @@ class ExceptionForm(forms.Form):
         label="Gate metrics it may affect",
         help_text="Gates using these metrics re-evaluate when the exception is approved, revoked or expires.",
     )
+    expected_impacts = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "step-time worse 5"}),
+        label="Expected impact",
+        help_text="One line per gate metric ticked above: its key, better / worse / unchanged, and the size "
+        "in % — “step-time worse 5” (5 % worse), “training-throughput unchanged 2” (within ± 2 %). Each "
+        "ticked metric needs one before submission; after the change window the exception page sets what "
+        "happened beside it.",
+    )
 
     def __init__(self, *args: Any, levels: dict[int, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -140,6 +149,28 @@ class ExceptionForm(forms.Form):
             for d in MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).order_by("key")
         ]
         self.fields["rollback_plan"].label = "Rollback plan"
+
+    def clean_expected_impacts(self) -> list[dict[str, Any]]:
+        """Lines of "key direction size" as the service's entries; the service checks their values."""
+        entries = []
+        for number, line in enumerate(self.cleaned_data["expected_impacts"].splitlines(), start=1):
+            parts = line.replace("%", " ").split()
+            if not parts:
+                continue
+            try:
+                key, direction, size = parts
+                entries.append({"metric": key, "direction": direction, "size_pct": float(size)})
+            except ValueError:
+                raise forms.ValidationError(
+                    f"Line {number}: write the metric key, better / worse / unchanged, and a size in %, "
+                    "e.g. “step-time worse 5”."
+                ) from None
+        return entries
+
+
+def expected_impacts_text(impacts: Iterable[ExpectedImpact]) -> str:
+    """The inverse of ExceptionForm.clean_expected_impacts: what the edit form's box shows."""
+    return "\n".join(f"{i.metric.key} {i.direction} {i.size_pct:g}" for i in impacts)
 
 
 class ExceptionFilterForm(forms.Form):

@@ -16,12 +16,20 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.exceptions import PermissionDenied
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Value
+from django.db.models import BooleanField, Count, ExpressionWrapper, Prefetch, Q, QuerySet, Value
 from django_fsm import can_proceed
 
 from core.roles import PLATFORM_ADMINS
 from freeze import policies
-from freeze.models import Approval, Component, FreezeEntry, FreezeException, FreezeWindow, Level
+from freeze.models import (
+    Approval,
+    Component,
+    ExpectedImpact,
+    FreezeEntry,
+    FreezeException,
+    FreezeWindow,
+    Level,
+)
 from freeze.selectors.levels import level_at, windows_at
 from program import policies as program_policies
 
@@ -215,8 +223,13 @@ def exceptions_awaiting(user: User) -> QuerySet[FreezeException]:
 def exception_for_page(pk_queryset: QuerySet[FreezeException]) -> QuerySet[FreezeException]:
     """What the exception page and the allowed-actions answer need, prefetched."""
     return pk_queryset.select_related(
-        "component", "window__program", "requester", "last_editor"
-    ).prefetch_related("authors", "approvals__approver", "affected_metrics")
+        "component", "window__program__candidate_system", "requester", "last_editor"
+    ).prefetch_related(
+        "authors",
+        "approvals__approver",
+        "affected_metrics",
+        Prefetch("expected_impacts", queryset=ExpectedImpact.objects.select_related("metric")),
+    )
 
 
 def component_levels_at(moment: datetime, window: FreezeWindow | None = None) -> dict[int, str]:

@@ -28,6 +28,11 @@ from freeze.services.exception_workflow import (
     notify_approvers,
     refuse_by_level,
 )
+from freeze.services.expected_impacts import (
+    ImpactInput,
+    expected_impacts_complete_check,
+    expected_impacts_set,
+)
 from metrics.models import MetricDefinition
 
 Status = FreezeException.Status
@@ -36,8 +41,8 @@ EDITABLE = ("title", *FreezeException.MATERIAL_FIELDS)
 
 
 class ExceptionChanges(TypedDict, total=False):
-    """What exception_edit may change (EDITABLE and the affected metrics' keys); a key left out keeps
-    its value."""
+    """What exception_edit may change (EDITABLE, the affected metrics' keys and their expected
+    impacts); a key left out keeps its value."""
 
     title: str
     change: str
@@ -47,6 +52,7 @@ class ExceptionChanges(TypedDict, total=False):
     change_starts_at: datetime
     change_ends_at: datetime
     affected_metrics: list[str]
+    expected_impacts: list[ImpactInput]
 
 
 def _validate_change_window(window: FreezeWindow, starts: datetime, ends: datetime) -> None:
@@ -103,9 +109,11 @@ def exception_create(
     change_starts_at: datetime,
     change_ends_at: datetime,
     affected_metrics: list[str] | None = None,
+    expected_impacts: list[ImpactInput] | None = None,
 ) -> FreezeException:
     """File a draft exception. The actor must be a framework engineer and becomes its requester (and
-    an author, who never decides it)."""
+    an author, who never decides it). `expected_impacts` states, per affected metric, the direction
+    and size expected (freeze.services.expected_impacts)."""
     require_role(actor, FRAMEWORK_ENGINEERS, "file freeze exceptions")
     metrics = affected_metrics_resolve(affected_metrics)
     if window is None:
@@ -134,6 +142,7 @@ def exception_create(
     )
     exception.authors.add(actor)
     exception.affected_metrics.set(metrics)
+    expected_impacts_set(exception, expected_impacts or [])
     transition_record(subject=exception, action="created", actor=actor, to_state=exception.status)
     return exception
 
@@ -153,6 +162,12 @@ def exception_edit(*, actor: User, exception: FreezeException, changes: Exceptio
         changed = model_update(instance=exception, fields=EDITABLE, data=changes, save=False)
         if "affected_metrics" in changes and _metrics_set(exception, changes["affected_metrics"]):
             changed.append("affected_metrics")
+        if ("expected_impacts" in changes or "affected_metrics" in changed) and expected_impacts_set(
+            exception, changes.get("expected_impacts")
+        ):
+            changed.append("expected_impacts")
+        if exception.status != Status.DRAFT and {"affected_metrics", "expected_impacts"} & set(changed):
+            expected_impacts_complete_check(exception)
         if not changed:
             return exception
         _validate_change_window(exception.window, exception.change_starts_at, exception.change_ends_at)

@@ -31,6 +31,7 @@ from freeze.selectors.exceptions import (
     exception_approvers,
 )
 from freeze.services.approval_bar import approval_requirement_apply
+from freeze.services.expected_impacts import expected_impacts_complete_check
 from freeze.services.gate_impact import exception_gates_reevaluate
 from program import policies as program_policies
 
@@ -178,6 +179,7 @@ def exception_submit(*, actor: User, exception: FreezeException) -> FreezeExcept
         exception_allowed_actions(actor, exception).require("submit")
         guard(exception, "submit")
         refuse_by_level(exception.component, exception.window, exception.change_starts_at)
+        expected_impacts_complete_check(exception)
         requirement = approval_requirement_apply(exception)
         move(exception, "submit", actor=actor, data={"approval_rule": requirement.rule})
         notify_approvers(exception, f"Freeze exception awaiting approval: {exception.title}")

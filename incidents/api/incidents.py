@@ -60,6 +60,7 @@ class IncidentOutput(serializers.ModelSerializer[Incident]):
             "checklist",
             "link",
             "owner_team",
+            "recurrence_of",
             "reporter",
             "created_at",
             "updated_at",
@@ -202,6 +203,27 @@ class IncidentSpeed(APIView):
         rows = selectors.incident_speed(incident_filter(request.query_params))
         # many=True takes a list; DRF's stubs type a plain Serializer's instance as one row.
         return Response(SpeedOutput(rows, many=True).data)  # type: ignore[arg-type]
+
+
+class RecurrenceOutput(serializers.Serializer[selectors.Recurrence]):
+    bug_class = serializers.CharField()
+    bug_class_name = serializers.CharField()
+    system = serializers.CharField()
+    month = serializers.DateTimeField(help_text="The month's first day, 00:00 UTC (by opened_at).")
+    count = serializers.IntegerField(help_text="Incidents of the class opened that month.")
+    recurrences = serializers.IntegerField(help_text="Of them, those recurring an earlier incident.")
+    rate = serializers.FloatField(help_text="recurrences / count (0–1); lower is better.")
+
+
+@extend_schema(tags=["incidents"], parameters=FILTER_PARAMETERS, responses=RecurrenceOutput(many=True))
+class IncidentRecurrence(APIView):
+    """The recurrence rate ("the same pitfall again") per bug class × system × month, newest first."""
+
+    permission_classes = [RoleRequired]
+
+    def get(self, request: Request) -> Response:
+        rows = selectors.recurrence_by_month(incident_filter(request.query_params))
+        return Response(RecurrenceOutput(rows, many=True).data)  # type: ignore[arg-type]
 
 
 @extend_schema(

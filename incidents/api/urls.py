@@ -6,6 +6,7 @@ urlpatterns = [
     path("incidents/", incidents.IncidentList.as_view(), name="incident-list"),
     path("incidents/bug-classes/", incidents.BugClassList.as_view(), name="incident-bug-classes"),
     path("incidents/mttr/", incidents.IncidentSpeed.as_view(), name="incident-mttr"),
+    path("incidents/recurrence/", incidents.IncidentRecurrence.as_view(), name="incident-recurrence"),
     path("incidents/import/", incidents.IncidentImport.as_view(), name="incident-import"),
     path("incidents/<int:pk>/", incidents.IncidentDetail.as_view(), name="incident-detail"),
 ]

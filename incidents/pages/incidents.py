@@ -77,6 +77,7 @@ def _list_render(
         "days": days if days in WINDOWS else "",
         "windows": WINDOWS,
         "speeds": [s for s in speeds if s.system in (old, new)],
+        "recurrences": [r for r in selectors.recurrence_by_month(window) if r.system in (old, new)],
         "systems": System.objects.order_by("key"),
         "bug_classes": selectors.bug_classes_list(),
         "severities": Severity.choices,
@@ -122,6 +123,7 @@ def _detail_render(
         for name in ("title", "severity", "troubleshooting", "link", "owner_team", *TIME_FIELDS)
     }
     initial |= {
+        "recurrence_of": incident.recurrence_of_id,
         "system": incident.system.key,
         "component": incident.component.key,
         "workload": incident.workload.key if incident.workload else None,
@@ -135,6 +137,7 @@ def _detail_render(
             "form": form or IncidentForm(initial=initial),
             "checklist": ChecklistForm(steps=incident.checklist),
             "history": transitions_for(incident),
+            "recurrences": list(incident.recurrences.order_by("opened_at", "pk").only("pk")),
             "may_write": _may_write(request.user),
         },
         status=status,

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from freeze.models import Component
-from incidents.models import BugClass, Severity
+from incidents.models import BugClass, Incident, Severity
 from metrics.models import System, Workload
 
 DATETIME = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
@@ -27,6 +27,14 @@ class IncidentForm(forms.Form):
     troubleshooting = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
     link = forms.URLField(required=False, max_length=500, assume_scheme="https")
     owner_team = forms.CharField(max_length=80, required=False, help_text="Blank: the component's owners.")
+    # A number box, not a select of every incident: the id of an earlier one of the same root cause.
+    recurrence_of = forms.ModelChoiceField(
+        Incident.objects.all(),
+        required=False,
+        widget=forms.NumberInput(attrs={"min": 1}),
+        label="Recurrence of #",
+        help_text="The id of an earlier incident of the same root cause (same bug class), if this repeats it.",
+    )
 
 
 class ChecklistForm(forms.Form):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -74,9 +75,8 @@ ORDER BY b.name, s.key
 """
 
 
-def incident_speed(filters: IncidentFilter | None = None) -> list[Speed]:
-    """MTTD / MTTR in hours per bug class × system, over incidents opened in the window."""
-    f = filters or IncidentFilter()
+def _where(f: IncidentFilter) -> tuple[str, list[Any]]:
+    """The filter as SQL conditions on i (incident), b (bug class) and s (system), with parameters."""
     where, params = ["TRUE"], []
     for clause, value in (
         ("s.key = %s", f.system),
@@ -88,8 +88,14 @@ def incident_speed(filters: IncidentFilter | None = None) -> list[Speed]:
         if value:
             where.append(clause)
             params.append(value)
+    return " AND ".join(where), params
+
+
+def incident_speed(filters: IncidentFilter | None = None) -> list[Speed]:
+    """MTTD / MTTR in hours per bug class × system, over incidents opened in the window."""
+    where, params = _where(filters or IncidentFilter())
     with connection.cursor() as cursor:
-        cursor.execute(SPEED_SQL.format(where=" AND ".join(where)), params)
+        cursor.execute(SPEED_SQL.format(where=where), params)
         return [Speed(*row) for row in cursor.fetchall()]
 
 
@@ -110,3 +116,43 @@ def mttr_by_month(systems: list[str]) -> dict[str, list[tuple[datetime, float]]]
         for system, month, hours in cursor.fetchall():
             series[system].append((month.replace(tzinfo=UTC), hours))
     return series
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """One bug class on one system in one calendar month (UTC, by opened_at)."""
+
+    bug_class: str
+    bug_class_name: str
+    system: str
+    month: datetime
+    count: int  # incidents of the class opened that month
+    recurrences: int  # of them, those linked to an earlier incident of the same root cause
+
+    @property
+    def rate(self) -> float:
+        return self.recurrences / self.count
+
+
+RECURRENCE_SQL = """
+SELECT b.key, b.name, s.key, date_trunc('month', i.opened_at AT TIME ZONE 'UTC') AS month,
+       count(*), count(i.recurrence_of_id)
+FROM incidents_incident i
+JOIN incidents_bugclass b ON b.id = i.bug_class_id
+JOIN metrics_system s ON s.id = i.system_id
+WHERE {where}
+GROUP BY b.key, b.name, s.key, month
+ORDER BY month DESC, b.name, s.key
+"""
+
+
+def recurrence_by_month(filters: IncidentFilter | None = None) -> list[Recurrence]:
+    """The recurrence rate ("the same pitfall again") per bug class × system × month, newest month
+    first: the share of the month's incidents of a class that recur an earlier incident."""
+    where, params = _where(filters or IncidentFilter())
+    with connection.cursor() as cursor:
+        cursor.execute(RECURRENCE_SQL.format(where=where), params)
+        return [
+            Recurrence(key, name, system, month.replace(tzinfo=UTC), count, recurring)
+            for key, name, system, month, count, recurring in cursor.fetchall()
+        ]

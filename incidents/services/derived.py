@@ -6,6 +6,16 @@
   without an incident. A run is the observations of one run_id of RUNS_METRIC (step time by default);
   it starts at its first observation and ends (its end event) at its last; it counts on the day it
   ended when no incident on its system was open at any moment of that span. run_id `<system>-day-<date>`.
+- `program-rounds-per-day`: the same count per program, from the program's own runs: the metric its
+  template's `rounds_slot` is bound to (the program's criteria on that slot carry the binding), on the
+  program's two systems. Tagged `program: <slug>`, run_id `<slug>-<system>-day-<date>`; a criterion or
+  comparison names its program with `tag_filters: {"program": [slug]}`. A program whose template names
+  no rounds slot, or whose slot is unbound, derives none.
+- `recurrence-rate`: per system, bug class (tag `bug_class`) and completed UTC month of the last
+  RECURRENCE_MONTHS, the share of the month's incidents of that class that recur an earlier incident
+  (`recurrence_of`), observed at the month's first day, run_id `<system>-<class>-month-<YYYY-MM>`.
+  Only months with an incident of the class count (no share of nothing). A criterion on it works like
+  one on `mttr`: "relative, recurrence-rate mean ≥ 1 × legacy" (lower is better).
 
 Idempotent: a value already stored is left alone (ingest's natural key makes it a no-op); a value that
 changed (an incident filed late) is withdrawn and written again, in one transaction.
@@ -21,9 +31,25 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from incidents import evidence
+from incidents.selectors import IncidentFilter, recurrence_by_month
 from incidents.vocabulary import incident_metrics_ensure
 from metrics.models import Observation
 from metrics.public import observations_ingest_rows, observations_withdraw
+from program.blueprints import blueprint_rounds_slot
+from program.models import Criterion, Program
+
+# The site-wide runs: every version of one metric key, on every system.
+SITE_RUNS = "d.key = %(metric)s"
+# A program's runs: its bound definition (one version), on its own two systems.
+PROGRAM_RUNS = "o.definition_id = %(definition)s AND o.system_id = ANY(%(systems)s)"
+DERIVED = (
+    evidence.INCIDENTS_PER_WEEK,
+    evidence.EFFECTIVE_ROUNDS,
+    evidence.PROGRAM_ROUNDS,
+    evidence.RECURRENCE_RATE,
+)
+# Completed months rewritten each day: a recurrence linked weeks later still corrects its month.
+RECURRENCE_MONTHS = 3
 
 WEEKLY_SQL = """
 WITH weeks AS (
@@ -45,7 +71,7 @@ WITH runs AS (
     SELECT o.system_id, o.run_id, min(o.observed_at) AS started, max(o.observed_at) AS ended
     FROM metrics_observation o
     JOIN metrics_metricdefinition d ON d.id = o.definition_id
-    WHERE d.key = %(metric)s AND o.run_id <> ''
+    WHERE {which} AND o.run_id <> ''
       AND o.observed_at >= %(since)s - interval '7 days' AND o.observed_at < %(until)s
     GROUP BY o.system_id, o.run_id
 )
@@ -74,30 +100,97 @@ def _weekly_rows(first_monday: date, last_monday: date) -> list[dict[str, Any]]:
     ]
 
 
-def _rounds_rows(first_day: date, today: date) -> list[dict[str, Any]]:
+def _rounds(which: str, first_day: date, today: date, **params: Any) -> list[tuple[str, date, int]]:
     with connection.cursor() as cursor:
         cursor.execute(
-            ROUNDS_SQL,
-            {
-                "metric": settings.INCIDENTS_RUNS_METRIC,
-                "since": _midnight(first_day),
-                "until": _midnight(today),
-            },
+            ROUNDS_SQL.format(which=which),
+            {**params, "since": _midnight(first_day), "until": _midnight(today)},
         )
-        found = cursor.fetchall()
+        return list(cursor.fetchall())
+
+
+def _rounds_rows(first_day: date, today: date) -> list[dict[str, Any]]:
+    found = _rounds(SITE_RUNS, first_day, today, metric=settings.INCIDENTS_RUNS_METRIC)
     return [
         _row(evidence.EFFECTIVE_ROUNDS, system, f"{system}-day-{day:%Y-%m-%d}", _midnight(day), count)
         for system, day, count in found
     ]
 
 
-def _row(metric: str, system: str, run_id: str, observed_at: datetime, value: int) -> dict[str, Any]:
+def program_runs_bindings() -> list[tuple[Program, int]]:
+    """Each program with the definition its template's rounds slot is bound to (two queries)."""
+    programs = list(Program.objects.order_by("slug"))
+    slots = {p.pk: slot for p in programs if (slot := blueprint_rounds_slot(p.template))}
+    bound = dict(
+        Criterion.objects.filter(
+            gate__phase__program__in=list(slots), slot__in=set(slots.values()), metric__isnull=False
+        )
+        .order_by("gate__phase__program", "-metric_id")
+        .values_list("gate__phase__program", "metric_id")
+    )
+    # A slot is bound once per program (program_bind fills every criterion alike); should criteria of
+    # decided gates still hold an older version, order_by gives the newest definition id the last word.
+    return [(p, bound[p.pk]) for p in programs if p.pk in slots and p.pk in bound]
+
+
+def _program_rounds_rows(first_day: date, today: date) -> list[dict[str, Any]]:
+    rows = []
+    for program, definition_id in program_runs_bindings():
+        systems = [program.baseline_system_id, program.candidate_system_id]
+        found = _rounds(PROGRAM_RUNS, first_day, today, definition=definition_id, systems=systems)
+        rows += [
+            _row(
+                evidence.PROGRAM_ROUNDS,
+                system,
+                f"{program.slug}-{system}-day-{day:%Y-%m-%d}",
+                _midnight(day),
+                count,
+                tags={"program": program.slug},
+            )
+            for system, day, count in found
+        ]
+    return rows
+
+
+def _month_start(day: date, months_back: int = 0) -> date:
+    index = day.year * 12 + day.month - 1 - months_back
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _recurrence_rows(today: date) -> list[dict[str, Any]]:
+    window = IncidentFilter(
+        since=_midnight(_month_start(today, RECURRENCE_MONTHS)), until=_midnight(_month_start(today))
+    )
+    return [
+        _row(
+            evidence.RECURRENCE_RATE,
+            month.system,
+            f"{month.system}-{month.bug_class}-month-{month.month:%Y-%m}",
+            month.month,
+            month.rate,
+            tags={"bug_class": month.bug_class},
+            unit="dimensionless",
+        )
+        for month in recurrence_by_month(window)
+    ]
+
+
+def _row(
+    metric: str,
+    system: str,
+    run_id: str,
+    observed_at: datetime,
+    value: float,
+    tags: dict[str, str] | None = None,
+    unit: str = "count",
+) -> dict[str, Any]:
     return {
+        **({"tags": tags} if tags else {}),
         "metric": metric,
         "system": system,
         "workload": evidence.FLEET_WORKLOAD,
         "value": float(value),
-        "unit": "count",
+        "unit": unit,
         "observed_at": observed_at.isoformat(),
         "run_id": run_id,
         "source": evidence.SOURCE,
@@ -105,7 +198,8 @@ def _row(metric: str, system: str, run_id: str, observed_at: datetime, value: in
 
 
 def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int:
-    """Write the completed weeks and days of the last `days`; how many values were new or changed."""
+    """Write the completed weeks and days of the last `days` (and months of the last RECURRENCE_MONTHS);
+    how many values were new or changed."""
     incident_metrics_ensure()
     today = (now or timezone.now()).astimezone(UTC).date()
     first_day = today - timedelta(days=days)
@@ -115,9 +209,11 @@ def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int
     if first_monday < this_monday:
         rows += _weekly_rows(first_monday, this_monday - timedelta(days=7))
     rows += _rounds_rows(first_day, today)
+    rows += _program_rounds_rows(first_day, today)
+    rows += _recurrence_rows(today)
     stored = dict(
         Observation.objects.filter(
-            definition__key__in=(evidence.INCIDENTS_PER_WEEK, evidence.EFFECTIVE_ROUNDS),
+            definition__key__in=DERIVED,
             run_id__in=[row["run_id"] for row in rows],
             source=evidence.SOURCE,
         ).values_list("run_id", "value")
@@ -125,7 +221,7 @@ def incident_rates_derive(*, days: int = 28, now: datetime | None = None) -> int
     changed = [row for row in rows if stored.get(row["run_id"]) != row["value"]]
     if not changed:
         return 0
-    definition_ids = evidence.active_definition_ids((evidence.INCIDENTS_PER_WEEK, evidence.EFFECTIVE_ROUNDS))
+    definition_ids = evidence.active_definition_ids(DERIVED)
     with transaction.atomic():
         for row in changed:
             if row["run_id"] in stored:

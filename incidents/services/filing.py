@@ -27,6 +27,7 @@ from core.services.model_update import model_update
 from freeze.models import Component
 from incidents import evidence
 from incidents.models import TIME_FIELDS, BugClass, Incident
+from incidents.services.recurrence import recurrence_check, recurrences_still_valid
 from incidents.services.times import time_order_check
 from incidents.vocabulary import incident_metrics_ensure
 from metrics.models import System, Workload
@@ -49,6 +50,7 @@ EDITABLE = (
     "done_steps",
     "link",
     "owner_team",
+    "recurrence_of",
 )
 
 
@@ -69,6 +71,7 @@ class IncidentChanges(TypedDict, total=False):
     done_steps: list[int]
     link: str
     owner_team: str
+    recurrence_of: Incident | None
 
 
 # Set as given; the times are checked and completed together (_times), done_steps becomes the checklist.
@@ -155,9 +158,11 @@ def incident_file(
     done_steps: list[int] | None = None,
     link: str = "",
     owner_team: str = "",
+    recurrence_of: Incident | None = None,
 ) -> Incident:
     """The actor (a framework engineer or program lead) files one incident and is its reporter; filed
-    already resolved (a CSV of past incidents), it writes its evidence too."""
+    already resolved (a CSV of past incidents), it writes its evidence too. `recurrence_of` links an
+    earlier incident of the same root cause (services.recurrence)."""
     incident_writer_check(actor=actor)
     if not title.strip():
         raise ApplicationError(MSG_TITLE, status=400, field="title")
@@ -169,6 +174,7 @@ def incident_file(
             "resolved_at": resolved_at,
         }
     )
+    recurrence_check(incident=None, earlier=recurrence_of, bug_class=bug_class, opened_at=opened_at)
     with transaction.atomic():
         incident = Incident.objects.create(
             title=title.strip(),
@@ -183,6 +189,7 @@ def incident_file(
             link=link,
             owner_team=owner_team or component.owner_team,
             reporter=actor,
+            recurrence_of=recurrence_of,
         )
         transition_record(subject=incident, action="filed", actor=actor, to_state=incident.state)
         _write_evidence(incident, actor, replace=False)
@@ -212,6 +219,7 @@ def incident_update(*, actor: User, incident: Incident, changes: IncidentChanges
         if "bug_class" in changes or "done_steps" in changes:
             incident.checklist = _checklist(incident.bug_class, changes.get("done_steps"), incident.checklist)
         changed = sorted(name for name, value in before.items() if getattr(incident, name) != value)
+        _recurrence_keeps(incident, changes, changed)
         evidence_changed = any(name in EVIDENCE_FIELDS for name in changed)
         if evidence_changed and (was_resolved or incident.is_resolved):
             incident.revision += 1
@@ -236,6 +244,22 @@ def incident_update(*, actor: User, incident: Incident, changes: IncidentChanges
                 incident, f"incident.{action}", f"Incident #{incident.pk} {action}: {incident.title}", actor
             )
     return incident
+
+
+def _recurrence_keeps(incident: Incident, changes: IncidentChanges, changed: list[str]) -> None:
+    """The link out (to an earlier incident) and the links in (recurrences of this one) still hold."""
+    linked = {"recurrence_of", "opened_at", "bug_class"} & set(changed)
+    if not linked:
+        return
+    field = next(name for name in ("recurrence_of", "opened_at", "bug_class") if name in linked)
+    recurrence_check(
+        incident=incident,
+        earlier=incident.recurrence_of,
+        bug_class=incident.bug_class,
+        opened_at=incident.opened_at,
+        field="recurrence_of" if "recurrence_of" in changes else field,
+    )
+    recurrences_still_valid(incident=incident, changed=changed)
 
 
 def incident_resolve(*, actor: User, incident: Incident, resolved_at: datetime | None = None) -> Incident:

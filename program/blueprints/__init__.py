@@ -17,7 +17,14 @@ from program.blueprints.schema import BlueprintError, blueprint_check
 
 FOLDER = Path(__file__).resolve().parent
 
-__all__ = ["BlueprintError", "Slot", "blueprint_keys", "blueprint_load", "blueprint_slots"]
+__all__ = [
+    "BlueprintError",
+    "Slot",
+    "blueprint_keys",
+    "blueprint_load",
+    "blueprint_rounds_slot",
+    "blueprint_slots",
+]
 
 
 @dataclass(frozen=True)
@@ -51,3 +58,12 @@ def blueprint_slots(blueprint: dict[str, Any]) -> list[Slot]:
         for kind, group in (("metric", "metrics"), ("workload", "workloads"))
         for name, spec in (slots.get(group) or {}).items()
     ]
+
+
+def blueprint_rounds_slot(key: str) -> str | None:
+    """The metric slot whose runs are a program's experiment rounds, if template `key` names one (and
+    exists: a program whose template file is gone derives no rounds)."""
+    try:
+        return blueprint_load(key).get("rounds_slot")
+    except KeyError:
+        return None

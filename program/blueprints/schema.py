@@ -16,8 +16,8 @@ SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 KEY = re.compile(r"^[-a-zA-Z0-9_]{1,80}$")
 MAX_MONTHS = 120
 
-TOP_FIELDS = {"key", "name", "months", "slots", "phases", "approval_bar_weeks"}
-OPTIONAL_TOP = {"slots", "approval_bar_weeks"}
+TOP_FIELDS = {"key", "name", "months", "slots", "phases", "approval_bar_weeks", "rounds_slot"}
+OPTIONAL_TOP = {"slots", "approval_bar_weeks", "rounds_slot"}
 MAX_BAR_WEEKS = 52
 SLOT_FIELDS = {"suggested", "description"}
 PHASE_FIELDS = {"kind", "name", "months", "exit_gate", "milestones"}
@@ -196,6 +196,10 @@ def blueprint_check(data: Any, *, key: str) -> dict[str, Any]:
         slots = _slots(data.get("slots"))
         if data.get("approval_bar_weeks") is not None:
             _int(data["approval_bar_weeks"], "approval_bar_weeks", 1, MAX_BAR_WEEKS)
+        if data.get("rounds_slot") is not None:
+            # The metric slot whose runs (run_ids) count as a program's experiment rounds
+            # (incidents.services.derived: program-rounds-per-day).
+            _slot_ref(data["rounds_slot"], "rounds_slot", slots["metrics"], "metric")
         if not isinstance(data["phases"], list) or not data["phases"]:
             _fail("phases", "must be a non-empty list")
         for index, phase in enumerate(data["phases"]):

@@ -121,6 +121,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str] | Each] = {
     ("GET", "/api/v1/freeze-exceptions/"): EVERYONE,
     ("POST", "/api/v1/freeze-exceptions/"): ENGINEER,
     ("GET", "/api/v1/freeze-exceptions/{id}/"): each(EVERYONE),
+    ("GET", "/api/v1/freeze-exceptions/{id}/impact/"): each(EVERYONE),
     ("PATCH", "/api/v1/freeze-exceptions/{id}/"): each(ENGINEER),
     # The lead approval: a lead of the program whose window the exception is under, or the owner team.
     ("POST", "/api/v1/freeze-exceptions/{id}/approve/"): each(APPROVERS),
@@ -153,6 +154,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str] | Each] = {
     ("GET", "/api/v1/incidents/bug-classes/"): EVERYONE,
     ("POST", "/api/v1/incidents/import/"): LEAD_GROUP_OR_ENGINEER,
     ("GET", "/api/v1/incidents/mttr/"): EVERYONE,
+    ("GET", "/api/v1/incidents/recurrence/"): EVERYONE,
     # As program.policies.may_record_migrations: its leads and engineers, framework engineers.
     ("POST", "/api/v1/migrations/{id}/state/"): each(LEADS_OR_ENGINEER),
     ("GET", "/api/v1/me/work/"): EVERYONE,

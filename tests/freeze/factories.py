@@ -67,6 +67,15 @@ def draft_exception(engineer, component, now, **changes):
 
 
 def submitted_exception(engineer, component, now, **changes):
-    """An exception filed and submitted through the services, its change window starting in an hour."""
+    """An exception filed and submitted through the services, its change window starting in an hour.
+    Each affected metric is expected unchanged within 5 % unless the test says otherwise (submission
+    needs an expectation per metric)."""
+    changes.setdefault(
+        "expected_impacts",
+        [
+            {"metric": k, "direction": "unchanged", "size_pct": 5}
+            for k in changes.get("affected_metrics") or []
+        ],
+    )
     exception = draft_exception(engineer, component, now, **changes)
     return services.exception_submit(actor=engineer, exception=exception)

@@ -34,6 +34,7 @@ def test_a_medium_risk_exception_near_a_gate_shows_the_rule_that_applied(page_at
         page.fill(f"textarea[name={field}]", "x")
     page.select_option("select[name=risk]", "medium")
     page.check("input[name=affected_metrics][value=step-time]")
+    page.fill("textarea[name=expected_impacts]", "step-time worse 3")  # needed to submit
     page.fill("input[name=change_starts_at_0]", f"{start:%Y-%m-%d}")
     page.fill("input[name=change_starts_at_1]", "14:30")
     page.fill("input[name=change_ends_at_0]", f"{start:%Y-%m-%d}")

@@ -277,13 +277,13 @@ def test_the_exception_page_runs_the_same_queries_for_few_and_many_reviewers(
     client, engineer, lead, component_owner, ref, django_assert_num_queries
 ):
     """session, user, groups, the user's program memberships, unread count, the exception, its authors,
-    approvals and their approvers, its gate metrics, the approver candidates and their groups, the
-    history: thirteen, however many people are involved."""
+    approvals and their approvers, its gate metrics, their expected impacts, the approver candidates
+    and their groups, the history: fourteen, however many people are involved."""
     exception = _file(engineer, ref, 1, risk="high")[0]
     services.exception_approve(actor=component_owner, exception=exception)
     client.force_login(lead)
     client.get(f"/freeze/exceptions/{exception.pk}/")
-    with django_assert_num_queries(13):
+    with django_assert_num_queries(14):
         client.get(f"/freeze/exceptions/{exception.pk}/")
     for i in range(5):
         member = make_user(f"member{i}", "training-platform")
@@ -292,6 +292,6 @@ def test_the_exception_page_runs_the_same_queries_for_few_and_many_reviewers(
         if i < 2:
             exception.refresh_from_db()
             services.exception_approve(actor=member, exception=exception)
-    with django_assert_num_queries(13):
+    with django_assert_num_queries(14):
         html = client.get(f"/freeze/exceptions/{exception.pk}/").content.decode()
     assert "member4" in html and "editor4" in html

@@ -73,6 +73,9 @@ def canary_criterion(data) -> dict:
         (lambda d: d["phases"][0].update(kind="beta"), "phases[0].kind"),
         (lambda d: d.update(key="other"), "key: is 'other'"),
         (lambda d: d.update(extra=1), "unknown field(s) extra"),
+        # The rounds slot names a declared metric slot (incidents' program-rounds-per-day reads it).
+        (lambda d: d.update(rounds_slot="steps"), "rounds_slot: 'steps' is not a metric slot"),
+        (lambda d: d.update(rounds_slot="canary_workload"), "rounds_slot: 'canary_workload'"),
     ],
 )
 def test_a_broken_template_is_an_error_naming_where(change, where):

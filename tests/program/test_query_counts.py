@@ -66,4 +66,6 @@ def test_constant_queries(client, lead, kind):
     services.gate_evaluate(gate=gate)
     large = count(client, path)
     assert large == small, f"{kind}: {small} queries on small data, {large} on large"
-    assert small <= 15
+    # 16: the gate page's freeze panels read the approved exceptions touching its metrics and, since
+    # issue 26 item 9, the expected impacts of those that ran (freeze.gate_notices), one query each.
+    assert small <= 16
