@@ -53,6 +53,9 @@ class Window:
     workload_id: int | None = None
     since: datetime | None = None
     until: datetime | None = None
+    # The definition has OTLP histogram points (MetricDefinition.has_histograms): its sides are read
+    # from the rows and the histogram points, never from the day rollups, which hold no buckets.
+    histograms: bool = False
 
 
 def whole_days(since: datetime | None, until: datetime | None) -> tuple[date | None, date | None]:

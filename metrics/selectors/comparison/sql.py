@@ -13,7 +13,7 @@ the rows a second time. The sorted samples go on to the tests, which need no fur
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -22,8 +22,10 @@ import psycopg
 
 from core.replica import read_connection
 from metrics.models import MetricDefinition, System, Workload
+from metrics.rollups.buckets import Buckets
 from metrics.rollups.read import Window, sketches_over_threshold
 from metrics.rollups.sketch import Sketch, percentile_cont
+from metrics.selectors.comparison.histograms import histograms_of_windows, with_values
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
@@ -49,6 +51,9 @@ class SideStats:
     # The compared statistic's value on this side (the median for `distribution`) and its interval.
     value: float | None = None
     ci: tuple[float, float] | None = None
+    # A side with histogram buckets: where each quantile, min and max certainly lies (the buckets
+    # holding their ranks); None for sides read from values.
+    bounds: dict[str, tuple[float, float]] | None = None
 
     def statistic(self, name: str) -> float | None:
         value: float | None = getattr(self, name)
@@ -58,11 +63,12 @@ class SideStats:
 @dataclass(frozen=True)
 class Side:
     stats: SideStats
-    sample: np.ndarray | Sketch  # every value in the window, ascending; or its rollup sketch
+    # every value in the window, ascending; or its rollup sketch; or its values and histogram buckets
+    sample: np.ndarray | Sketch | Buckets
 
     @property
     def approximate(self) -> bool:
-        return isinstance(self.sample, Sketch)
+        return isinstance(self.sample, Sketch | Buckets)
 
 
 def window_filters(
@@ -84,7 +90,7 @@ def window_filters(
     return sql, params
 
 
-def side_of_sample(system: System, sample: np.ndarray | Sketch, mean: float | None) -> Side:
+def side_of_sample(system: System, sample: np.ndarray | Sketch | Buckets, mean: float | None) -> Side:
     """A side from its ascending sample (or rollup sketch) and its mean: every statistic read off it."""
     if not len(sample):
         return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sample)
@@ -99,7 +105,19 @@ def side_of_sample(system: System, sample: np.ndarray | Sketch, mean: float | No
         min=float(sample[0]),
         max=float(sample[-1]),
     )
+    if isinstance(sample, Buckets):
+        bounds = {name: sample.bound(fraction) for name, fraction in QUANTILES.items()}
+        stats = replace(stats, bounds={**bounds, "min": sample.bracket(0), "max": sample.bracket(-1)})
     return Side(stats, sample)
+
+
+def bucket_side(system: System, side: Side, buckets: Buckets | None) -> Side:
+    """An exact side with the histogram points of its window: as it was when there are none."""
+    if buckets is None:
+        return side
+    assert isinstance(side.sample, np.ndarray)  # histogram windows are never read from rollups
+    merged = with_values(buckets, side.sample)
+    return side_of_sample(system, merged, merged.moments.mean)
 
 
 def _side(system: System, row: tuple[float, list[float]] | None) -> Side:
@@ -128,8 +146,18 @@ def sides_of_windows(
     settings.ROLLUP_THRESHOLD rows is read from the merged day sketches (metrics.rollups.read, two
     queries for all of them), the others by `exact_sides` (each reader's own exact read)."""
     large = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
+    with_histograms = {i: w for i, w in enumerate(windows) if w.histograms}
+    large = {i: sketches for i, sketches in large.items() if i not in with_histograms}
     exact = [i for i in range(len(windows)) if i not in large]
     read = exact_sides(exact) if exact else {}
+    if with_histograms:  # one more query, only for definitions that have histogram points
+        found = histograms_of_windows(with_histograms, baseline_id=baseline.pk, candidate_id=candidate.pk)
+        for i in with_histograms:
+            base, cand = read[i]
+            read[i] = (
+                bucket_side(baseline, base, found.get((i, baseline.pk))),
+                bucket_side(candidate, cand, found.get((i, candidate.pk))),
+            )
     return [
         (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1])) if i in large else read[i]
         for i in range(len(windows))
@@ -157,7 +185,7 @@ def sides_fetch(
             rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
         return {0: (_side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk)))}
 
-    window = Window(definition.pk, workload.pk if workload else None, since, until)
+    window = Window(definition.pk, workload.pk if workload else None, since, until, definition.has_histograms)
     ((base, cand),) = sides_of_windows(
         [window], baseline=baseline, candidate=candidate, exact_sides=exact_sides
     )
