@@ -84,8 +84,7 @@ def points_as_deltas(points: list[Point], states: dict[str, State]) -> list[tupl
 
 def _as_stored(point: Point, state: State | None) -> Point | None:
     if point.kind == GAUGE:
-        repeated = state is not None and state[2].get("value") == point.value
-        if repeated and (point.sampling != "per_interval" or _ns(point.time_ns) == state[1]):
+        if state is not None and _gauge_repeats(point, state):
             return None
         return _with_value(point, point.value)
     if not point.cumulative or state is None or _ns(point.start_ns) != state[0]:
@@ -105,6 +104,13 @@ def _as_stored(point: Point, state: State | None) -> Point | None:
     if point.monotonic and point.value < previous:
         return _own_delta(point)
     return _with_value(point, point.value - previous) if point.value != previous else None
+
+
+def _gauge_repeats(point: Point, state: State) -> bool:
+    """The same reading again, or (a gauge of measurements) the SDK's re-send of its last value."""
+    if state[2].get("value") != point.value:
+        return False
+    return point.sampling != "per_interval" or _ns(point.time_ns) == state[1]
 
 
 def _own_delta(point: Point) -> Point:

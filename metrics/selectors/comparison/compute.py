@@ -222,7 +222,7 @@ def comparison_of_sides(
     )
     outcome = comparison_verdict(inference=inference, min_samples=min_samples)
     approximate = base.approximate or cand.approximate
-    if approximate:
+    if base.from_rollups or cand.from_rollups:
         since, until = effective_window(since, until)
     return Comparison(
         metric=definition.ref,

@@ -70,6 +70,11 @@ class Side:
     def approximate(self) -> bool:
         return isinstance(self.sample, Sketch | Buckets)
 
+    @property
+    def from_rollups(self) -> bool:
+        """Read from the day rollups: the whole UTC days of the window, not the window itself."""
+        return isinstance(self.sample, Sketch)
+
 
 def window_filters(
     workload: Workload | None, since: datetime | None, until: datetime | None, *, alias: str = ""
@@ -112,9 +117,8 @@ def side_of_sample(system: System, sample: np.ndarray | Sketch | Buckets, mean: 
 
 
 def bucket_side(system: System, side: Side, buckets: Buckets | None) -> Side:
-    """An exact side with the histogram points of its window: as it was when there are none."""
-    if buckets is None:
-        return side
+    """An exact side with the histogram points of its window (maybe none: the other side has some,
+    and the tests read both sides the same way)."""
     assert isinstance(side.sample, np.ndarray)  # histogram windows are never read from rollups
     merged = with_values(buckets, side.sample)
     return side_of_sample(system, merged, merged.moments.mean)
@@ -154,10 +158,12 @@ def sides_of_windows(
         found = histograms_of_windows(with_histograms, baseline_id=baseline.pk, candidate_id=candidate.pk)
         for i in with_histograms:
             base, cand = read[i]
-            read[i] = (
-                bucket_side(baseline, base, found.get((i, baseline.pk))),
-                bucket_side(candidate, cand, found.get((i, candidate.pk))),
-            )
+            base_buckets, cand_buckets = found.get((i, baseline.pk)), found.get((i, candidate.pk))
+            if base_buckets is not None or cand_buckets is not None:
+                read[i] = (
+                    bucket_side(baseline, base, base_buckets),
+                    bucket_side(candidate, cand, cand_buckets),
+                )
     return [
         (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1])) if i in large else read[i]
         for i in range(len(windows))
