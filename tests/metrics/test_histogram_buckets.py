@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from metrics.inference import infer, order_statistic_ranks
 from metrics.models import Observation
 from metrics.rollups.buckets import Buckets
+from metrics.selectors.comparison.batch import SidesRequest, sides_fetch_many
 from tests.conftest import api_token
 from tests.metrics.test_otlp_receiver import NOW_NS, START_NS, answer, export, post
 
@@ -119,3 +120,23 @@ def test_a_side_with_histograms_against_one_of_rows_compares_every_statistic(ref
         low, high = body["baseline"]["bounds"]["p95"]
         assert low <= np.quantile(recorded, 0.95) <= high
         assert body["candidate"]["p50"] == pytest.approx(np.quantile(rows, 0.5))  # rows stay exact
+
+
+def test_the_batched_reader_of_gates_reads_histogram_points_too(ref, token):
+    metric = Metric(name="latency", unit="s")
+    metric.histogram.data_points.append(
+        HistogramDataPoint(
+            count=40,
+            sum=20.0,
+            bucket_counts=[0, 0, 0, 10, 30],
+            explicit_bounds=BOUNDS[:4],
+            start_time_unix_nano=START_NS,
+            time_unix_nano=NOW_NS,
+        )
+    )
+    answer(post(export(metric, rebuild__system="legacy"), token))
+    ((base, cand),) = sides_fetch_many(
+        [SidesRequest(ref["latency"].pk, ref["medium"].pk)], baseline=ref["legacy"], candidate=ref["rebuilt"]
+    )
+    assert (base.stats.n, base.stats.mean, cand.stats.n) == (40, 0.5, 0)
+    assert base.stats.bounds["p50"] == (0.5, float("inf"))  # no max sent: the last bucket is open

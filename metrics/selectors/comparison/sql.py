@@ -148,10 +148,12 @@ def sides_of_windows(
     """Both sides of every window, in their order, by one rule for every reader (`sides_fetch`, the
     batch of a gate page, a calibration's moments): a window where a side has more than
     settings.ROLLUP_THRESHOLD rows is read from the merged day sketches (metrics.rollups.read, two
-    queries for all of them), the others by `exact_sides` (each reader's own exact read)."""
-    large = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
-    with_histograms = {i: w for i, w in enumerate(windows) if w.histograms}
-    large = {i: sketches for i, sketches in large.items() if i not in with_histograms}
+    queries for all of them), the others by `exact_sides` (each reader's own exact read). A window
+    whose definition has OTLP histogram points is read exactly and gets its points' buckets (one more
+    query; the rollups' first query says which windows)."""
+    thresholds = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
+    large = thresholds.sketches
+    with_histograms = {i: windows[i] for i in sorted(thresholds.histograms)}
     exact = [i for i in range(len(windows)) if i not in large]
     read = exact_sides(exact) if exact else {}
     if with_histograms:  # one more query, only for definitions that have histogram points
@@ -191,7 +193,7 @@ def sides_fetch(
             rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
         return {0: (_side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk)))}
 
-    window = Window(definition.pk, workload.pk if workload else None, since, until, definition.has_histograms)
+    window = Window(definition.pk, workload.pk if workload else None, since, until)
     ((base, cand),) = sides_of_windows(
         [window], baseline=baseline, candidate=candidate, exact_sides=exact_sides
     )
