@@ -271,7 +271,7 @@ class HistogramPoint(models.Model):
     """One OTLP histogram point (an interval's delta), kept as its buckets: n is its count, the mean
     sum/count, and a quantile lies within the bucket holding its rank (metrics.rollups.buckets).
 
-    The natural key is an observation's; values are in the definition's unit. Buckets with a count are
+    The natural key is an observation's plus the stream; values are in the definition's unit. Buckets with a count are
     kept as parallel arrays: the i-th holds `counts[i]` values in [lows[i], highs[i]] (±inf at an
     explicit histogram's open ends). `low`/`high` bound every value of the point: its min and max as
     sent, or the cumulative stream's extremes when the point is a difference of two cumulative ones."""
@@ -283,6 +283,9 @@ class HistogramPoint(models.Model):
     workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="+", db_index=False)
     run_id = models.CharField(max_length=120, blank=True, db_collation="C")
     observed_at = models.DateTimeField()
+    # The OTLP stream (OtlpStream.stream): each attribute set of a histogram is its own point, and the
+    # SDK exports them all at one time.
+    stream = models.CharField(max_length=64, db_collation="C")
     count = models.BigIntegerField()
     sum = models.FloatField()
     low = models.FloatField(null=True, blank=True)
@@ -299,7 +302,7 @@ class HistogramPoint(models.Model):
         constraints = [
             # Also the index of a comparison's read: (definition, system[, workload]) then the window.
             models.UniqueConstraint(
-                fields=["definition", "system", "workload", "run_id", "observed_at"],
+                fields=["definition", "system", "workload", "run_id", "observed_at", "stream"],
                 name="histogrampoint_natural_key",
             ),
             models.CheckConstraint(condition=Q(count__gt=0), name="histogrampoint_count_positive"),

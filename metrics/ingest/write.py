@@ -185,14 +185,15 @@ def _refuse(errors: list[dict[str, Any]], *, total: int) -> NoReturn:
 
 HISTOGRAM_INSERT = """
 INSERT INTO metrics_histogrampoint
-    (definition_id, system_id, workload_id, run_id, observed_at, count, sum, low, high, lows, highs, counts,
-     unit, source, tags, batch_id)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
-ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at) DO NOTHING
+    (definition_id, system_id, workload_id, run_id, observed_at, stream, count, sum, low, high, lows, highs,
+     counts, unit, source, tags, batch_id)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
+ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at, stream) DO NOTHING
 """
 HISTOGRAM_STORED = """
 SELECT count, sum FROM metrics_histogrampoint
 WHERE definition_id = %s AND system_id = %s AND workload_id = %s AND run_id = %s AND observed_at = %s
+  AND stream = %s
 """
 
 
@@ -225,7 +226,14 @@ def histograms_write(valid: ValidRows, histograms: dict[int, Histogram], batch_i
                 unit_factor(row[UNIT], units[row[DEFINITION]]) if row[UNIT] != units[row[DEFINITION]] else 1.0
             )
             lows, highs, counts = histogram.ranges(factor)
-            key = (row[DEFINITION], row[SYSTEM], row[WORKLOAD], row[RUN_ID], row[OBSERVED_AT])
+            key = (
+                row[DEFINITION],
+                row[SYSTEM],
+                row[WORKLOAD],
+                row[RUN_ID],
+                row[OBSERVED_AT],
+                histogram.stream,
+            )
             low, high = (None if x is None else x * factor for x in (histogram.min, histogram.max))
             tags = row[TAGS][len(JSONB_VERSION) :]  # jsonb's binary COPY text: its version byte first
             point = [histogram.count, histogram.sum * factor, low, high, lows, highs, counts]
@@ -241,7 +249,7 @@ def histograms_write(valid: ValidRows, histograms: dict[int, Histogram], batch_i
                         "index": index,
                         "field": "value",
                         "message": f"a histogram point of count {count} and sum {total} is already "
-                        "recorded for the same metric, system, workload, run_id and observed_at.",
+                        "recorded for the same stream, metric, system, workload, run_id and observed_at.",
                     }
                 )
     if errors:

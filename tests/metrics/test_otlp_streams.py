@@ -231,3 +231,12 @@ def test_two_workers_exporting_one_stream_at_once_store_its_total_once(transacti
         thread.join()
     # Either order: 100 then +50, or 150 then the older point adding nothing. Never 250.
     assert sum(values()) == 150.0
+
+
+def test_each_attribute_set_of_a_histogram_is_stored_at_the_same_moment(token):
+    metric = histogram((2, 1.5, [1, 1, 0], START_NS, T1), (1, 2.5, [0, 0, 1], START_NS, T1))
+    metric.histogram.data_points[0].attributes.extend(attrs(phase="forward"))
+    metric.histogram.data_points[1].attributes.extend(attrs(phase="backward"))
+    push(token, metric)
+    tags = sorted((h.tags["phase"], h.count) for h in HistogramPoint.objects.all())
+    assert tags == [("backward", 1), ("forward", 2)]

@@ -42,6 +42,8 @@ class Histogram:
     # the running extremes of the stream, which still bound the values recorded in between.
     min: float | None = None
     max: float | None = None
+    # The OTLP stream it belongs to: two attribute sets of one metric may export at the same moment.
+    stream: str = ""
 
     @property
     def mean(self) -> float:
@@ -172,4 +174,5 @@ def histogram_delta(current: Histogram, previous: Histogram) -> Histogram | None
         buckets,
         current.min,
         current.max,
+        current.stream,
     )

@@ -14,7 +14,7 @@ import json
 import re
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -26,6 +26,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 
 from core.api.parsers import shown
 from core.errors import ApplicationError
+from metrics.ingest.check import OTLP_STREAM
 from metrics.ingest.formats.histograms import (
     Histogram,
     histogram_explicit,
@@ -293,6 +294,8 @@ def _metric_points(
         attributes = _attributes(point.attributes)
         identity = [resource, scope, metric.name, kind, attributes]
         stream = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+        if isinstance(found, Histogram):
+            row[OTLP_STREAM] = stream  # part of a histogram point's key (check.check_rows)
         points.append(
             Point(
                 label,
@@ -305,7 +308,7 @@ def _metric_points(
                 monotonic=bool(getattr(data, "is_monotonic", False)),
                 sampling=sampling,
                 value=found if isinstance(found, float) else None,
-                histogram=found if isinstance(found, Histogram) else None,
+                histogram=replace(found, stream=stream) if isinstance(found, Histogram) else None,
             )
         )
 
