@@ -34,10 +34,11 @@ from core.numbers import p_statement
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
+    from metrics.rollups.buckets import Buckets
     from metrics.rollups.sketch import Sketch
 
 # A side's values: a sorted float array, or a rollup sketch that stands for one (metrics.rollups).
-Sample: TypeAlias = "np.ndarray | Sketch"
+Sample: TypeAlias = "np.ndarray | Sketch | Buckets"
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 STATISTICS = (*QUANTILES, "mean", "min", "max", "distribution")
@@ -116,7 +117,7 @@ def infer(
     )
 
 
-def _is_sketch(x: Sample) -> TypeIs[Sketch]:
+def _is_sketch(x: Sample) -> TypeIs[Sketch | Buckets]:
     # By its moments, not isinstance: this module stays free of the rollups package at run time.
     return hasattr(x, "moments")
 
@@ -152,11 +153,20 @@ def order_statistic_ranks(n: int, q: float, alpha: float) -> tuple[int, int] | N
     return low, high
 
 
+def _rank_interval(x: Sample, ranks: tuple[int, int]) -> tuple[float, float]:
+    """The values at the 1-based ranks; for histogram buckets the outer ends of the brackets holding
+    them (metrics.rollups.buckets), so the interval is never narrower than the one of the values."""
+    bracket = getattr(x, "bracket", None)
+    if bracket is not None:
+        return float(bracket(ranks[0] - 1)[0]), float(bracket(ranks[1] - 1)[1])
+    return float(x[ranks[0] - 1]), float(x[ranks[1] - 1])
+
+
 def _quantile(name: str, q: float, higher: bool, base: Sample, cand: Sample, alpha: float) -> Inference:
     sides = []
     for x in (base, cand):
         ranks = order_statistic_ranks(len(x), q, alpha) if len(x) else None
-        ci = (float(x[ranks[0] - 1]), float(x[ranks[1] - 1])) if ranks else None
+        ci = _rank_interval(x, ranks) if ranks else None
         sides.append(SideEstimate(len(x), _interpolated(x, q) if len(x) else None, ci))
     base_side, cand_side = sides
     ratio, why = _ratio(base_side.value, cand_side.value, higher)

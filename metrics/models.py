@@ -163,6 +163,9 @@ class MetricDefinition(models.Model):
     expected_interval = models.DurationField(null=True, blank=True)
     # The OpenTelemetry metric name the OTLP receiver matches (metrics/ingest/formats/otlp.py); blank means the key.
     otel_name = models.CharField(max_length=255, blank=True)
+    # Set by the OTLP ingest when it first stores a histogram point of this version: only then do
+    # comparisons also read metrics_histogrampoint, so the other metrics' reads stay as they were.
+    has_histograms = models.BooleanField(default=False, editable=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -284,6 +287,68 @@ class Observation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.definition_id}:{self.value}"
+
+
+class HistogramPoint(models.Model):
+    """One OTLP histogram point (an interval's delta), kept as its buckets: n is its count, the mean
+    sum/count, and a quantile lies within the bucket holding its rank (metrics.rollups.buckets).
+
+    The natural key is an observation's plus the stream; values are in the definition's unit. Buckets with a count are
+    kept as parallel arrays: the i-th holds `counts[i]` values in [lows[i], highs[i]] (±inf at an
+    explicit histogram's open ends). `low`/`high` bound every value of the point: its min and max as
+    sent, or the cumulative stream's extremes when the point is a difference of two cumulative ones."""
+
+    definition = models.ForeignKey(
+        MetricDefinition, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+", db_index=False)
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="+", db_index=False)
+    run_id = models.CharField(max_length=120, blank=True, db_collation="C")
+    observed_at = models.DateTimeField()
+    # The OTLP stream (OtlpStream.stream): each attribute set of a histogram is its own point, and the
+    # SDK exports them all at one time.
+    stream = models.CharField(max_length=64, db_collation="C")
+    count = models.BigIntegerField()
+    sum = models.FloatField()
+    low = models.FloatField(null=True, blank=True)
+    high = models.FloatField(null=True, blank=True)
+    lows = ArrayField(models.FloatField())
+    highs = ArrayField(models.FloatField())
+    counts = ArrayField(models.BigIntegerField())
+    unit = models.CharField(max_length=40, help_text="The unit it arrived in.")
+    source = models.CharField(max_length=100, blank=True)
+    tags = models.JSONField(default=dict, blank=True)
+    batch = models.ForeignKey(IngestBatch, null=True, on_delete=models.SET_NULL, db_index=False)
+
+    class Meta:
+        constraints = [
+            # Also the index of a comparison's read: (definition, system[, workload]) then the window.
+            models.UniqueConstraint(
+                fields=["definition", "system", "workload", "run_id", "observed_at", "stream"],
+                name="histogrampoint_natural_key",
+            ),
+            models.CheckConstraint(condition=Q(count__gt=0), name="histogrampoint_count_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.definition_id}: n={self.count}"
+
+
+class OtlpStream(models.Model):
+    """The last point of one OTLP stream (resource + scope + metric + point attributes, hashed), so a
+    cumulative Sum or Histogram becomes deltas and a re-sent gauge adds nothing (metrics.ingest.streams).
+    Updated under a row lock in the ingest's transaction: it holds across workers and restarts."""
+
+    stream = models.CharField(max_length=64, primary_key=True, help_text="sha256 of the stream identity.")
+    start_ns = models.BigIntegerField(default=0, help_text="start_time_unix_nano; another one is a reset.")
+    time_ns = models.BigIntegerField(default=0)
+    # The point as sent: {"value": v} for a number point; {"count", "sum", "min", "max", "layout",
+    # "buckets"} for a histogram. Null until a point of the stream is stored.
+    state = models.JSONField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.stream
 
 
 class FeedState(models.Model):

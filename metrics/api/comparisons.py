@@ -32,6 +32,12 @@ class SideOutput(serializers.Serializer[dict[str, Any]]):
         allow_null=True,
         help_text="The (1 − alpha) interval of this side's statistic; null where none can be formed.",
     )
+    bounds = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
+        allow_null=True,
+        help_text="A side with OTLP histogram points: statistic (p50…p99, min, max) → [low, high], "
+        "where its true value certainly lies (the buckets holding its ranks); null otherwise.",
+    )
 
 
 class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
@@ -61,12 +67,15 @@ class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
     verdict = serializers.ChoiceField(choices=["better", "worse", "no_difference", "insufficient_data"])
     reason = serializers.CharField()
     approximate = serializers.BooleanField(
-        help_text="Read from the day rollups (a side has more rows than the rollup threshold): the whole "
-        "UTC days inside since/until, which then show that window."
+        help_text="Read from the day rollups (a side has more rows than the rollup threshold: the whole "
+        "UTC days inside since/until, which then show that window), or from OTLP histogram buckets "
+        "(each side's `bounds` say where its quantiles lie; their intervals reach the buckets' edges)."
     )
     accuracy = serializers.FloatField(
         allow_null=True,
-        help_text="Where approximate: the relative error bound of every value, quantile and interval bound.",
+        help_text="Where approximate: the relative error bound of every value, quantile and interval "
+        "bound (rollups); of every quantile, min and max (histogram buckets: half the widest bracket "
+        "over its nearest edge to 0; null when a bracket is open or holds 0).",
     )
     tags = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),

@@ -75,8 +75,9 @@ class ExportMetricsOutput(serializers.Serializer[dict[str, Any]]):
     },
 )
 class OtlpMetricsReceiver(APIView):
-    """An ExportMetricsServiceRequest; gauge and sum points are stored as observations, histogram points
-    as their mean. Points that break an ingest rule are counted in partial_success, the rest stored."""
+    """An ExportMetricsServiceRequest; gauge and sum points (cumulative ones as deltas) are stored as
+    observations, histogram points as their buckets. Points that break an ingest rule or disagree with
+    their definition's sampling are counted in partial_success, the rest stored."""
 
     authentication_classes = [ApiTokenAuthentication]
     content_negotiation_class = JsonErrorsOnly

@@ -1,6 +1,8 @@
 """Observation ingest, one package for every format (issue 13).
 
-formats/  raw body → rows: batch.py (JSON, NDJSON, CSV), otlp.py (OTLP/HTTP protobuf or JSON, gzip)
+formats/  raw body → rows: batch.py (JSON, NDJSON, CSV), otlp.py (OTLP/HTTP protobuf or JSON, gzip),
+          histograms.py (OTLP histogram buckets)
+streams.py  OTLP streams: cumulative → delta, re-sent gauges (state in PostgreSQL)
 rules.py  the one rule set
 check.py  rows against the rules and the reference data (Lookups), one check for every format
 write.py  the IngestBatch row and the binary COPY

@@ -16,6 +16,8 @@ from metrics.ingest.formats import Unreadable, as_dict
 from metrics.models import MetricDefinition, System, Workload
 from metrics.refs import MetricRefError, metric_ref_parse
 
+# The row field an OTLP histogram point names its stream in (formats.otlp).
+OTLP_STREAM = "otlp_stream"
 # Column positions in ValidRows.columns, which is also the order COPY writes them in.
 DEFINITION, SYSTEM, WORKLOAD, VALUE, UNIT, OBSERVED_AT, RUN_ID, SOURCE, TAGS = range(9)
 
@@ -103,12 +105,16 @@ def check_rows(rows: list[Any], lookups: Lookups) -> tuple[ValidRows, list[dict[
     out: list[tuple[Any, ...]] = []
     seen: dict[tuple[Any, ...], tuple[float, int]] = {}
     for index, row in enumerate(rows):
-        checked, problems = _row_check(as_dict(row), lookups, latest)
+        raw = as_dict(row)
+        checked, problems = _row_check(raw, lookups, latest)
         if problems:
             errors += [{"index": index, "field": field, "message": message} for field, message in problems]
             continue
         assert checked is not None
-        natural_key = (checked[0], checked[1], checked[2], checked[RUN_ID], checked[OBSERVED_AT])
+        # An OTLP histogram point's stream is part of its key (metrics.models.HistogramPoint): the
+        # attribute sets of one histogram are exported at one moment. The database still has the last word.
+        stream = raw.get(OTLP_STREAM, "") if isinstance(raw, dict) else ""
+        natural_key = (checked[0], checked[1], checked[2], checked[RUN_ID], checked[OBSERVED_AT], stream)
         previous = seen.get(natural_key)
         if previous is not None:
             if previous[0] != checked[VALUE]:

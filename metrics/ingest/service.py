@@ -22,8 +22,10 @@ from django.db import transaction
 from core import idempotency
 from core.errors import ApplicationError
 from core.telemetry.instruments import INGEST_ROWS
+from metrics.ingest import streams
 from metrics.ingest.check import Lookups, check_rows
 from metrics.ingest.formats import decode_rows, otlp
+from metrics.ingest.formats.histograms import Histogram
 from metrics.ingest.rules import MSG_INVALID
 from metrics.ingest.write import batch_write
 from metrics.models import IngestBatch
@@ -144,7 +146,12 @@ def observations_ingest_otlp(
         request = otlp.request_decode(body, content_type, content_encoding, limit)
         points, rejected = otlp.points_from_request(request, otlp.otel_names())
         source = f"{otlp.SOURCE} {client}".strip()[:100]
-        return _ingest_partial(points, rejected, actor=actor, source=source)
+        # The streams' state is read, used and moved in the batch's transaction, under its row locks.
+        with transaction.atomic():
+            pairs = streams.points_as_deltas(points, streams.streams_lock(points))
+            result, stored = _ingest_partial([p for _, p in pairs], rejected, actor=actor, source=source)
+            streams.streams_advance([pairs[i] for i in stored])
+        return result
 
     fingerprint = ""
     if idempotency_key:
@@ -232,8 +239,15 @@ def _answered_once(
     return result
 
 
-def _ingest(rows: list[Any], *, actor: User | None, source: str) -> IngestResult:
-    """Check every row, then write the batch and announce it in one transaction."""
+def _ingest(
+    rows: list[Any],
+    *,
+    actor: User | None,
+    source: str,
+    histograms: dict[int, Histogram] | None = None,
+) -> IngestResult:
+    """Check every row, then write the batch and announce it in one transaction. The rows at the
+    positions of `histograms` are histogram points: checked as their mean, stored as their buckets."""
     if not isinstance(rows, list):
         raise ApplicationError("observations must be a list.", status=400, field="observations")
     if len(rows) > MAX_ROWS:
@@ -248,7 +262,9 @@ def _ingest(rows: list[Any], *, actor: User | None, source: str) -> IngestResult
         INGEST_ROWS.labels(outcome="rejected").inc(refused)
         raise ApplicationError(MSG_INVALID.format(count=refused, total=len(rows)), status=422, errors=errors)
     with transaction.atomic():
-        batch = batch_write(valid, received=len(rows), submitted_by=actor, source=source)
+        batch = batch_write(
+            valid, received=len(rows), submitted_by=actor, source=source, histograms=histograms or {}
+        )
         if batch.inserted:
             # Receivers queue their work through core.outbox here: it commits with the batch or not at all.
             observations_ingested.send(
@@ -263,30 +279,37 @@ def _ingest(rows: list[Any], *, actor: User | None, source: str) -> IngestResult
 
 def _ingest_partial(
     points: list[otlp.Point], rejected: list[otlp.Rejected], *, actor: User | None, source: str
-) -> OtlpResult:
+) -> tuple[OtlpResult, list[int]]:
     """OTLP asks the receiver to keep what it can: when the batch is refused, it is sent again with the
-    rows the refusal did not name. Every rule stays in the one path; nothing is written here."""
+    rows the refusal did not name. Every rule stays in the one path; nothing is written here. Also
+    the positions of the points stored."""
     rejected = list(rejected)
     # Points refused before they became rows; the rows' own verdicts are counted by _ingest.
     INGEST_ROWS.labels(outcome="rejected").inc(len(rejected))
     rows = [point.row for point in points]
     if not rows:
-        return OtlpResult(accepted=0, rejected=rejected)
+        return OtlpResult(accepted=0, rejected=rejected), []
+    histograms = {i: point.histogram for i, point in enumerate(points) if point.histogram is not None}
     try:
-        batch = _ingest(rows, actor=actor, source=source)
-        return OtlpResult(accepted=len(rows), rejected=rejected, batch=batch)
+        batch = _ingest(rows, actor=actor, source=source, histograms=histograms)
+        return OtlpResult(accepted=len(rows), rejected=rejected, batch=batch), list(range(len(rows)))
     except ApplicationError as exc:
         if exc.status != 422 or not exc.errors:
             raise
         refused = _first_error_per_row(exc.errors)
     rejected.extend(otlp.Rejected(points[index].label, message) for index, message in sorted(refused.items()))
-    good = [row for index, row in enumerate(rows) if index not in refused]
-    if not good:
-        return OtlpResult(accepted=0, rejected=rejected)
+    kept = [index for index in range(len(rows)) if index not in refused]
+    if not kept:
+        return OtlpResult(accepted=0, rejected=rejected), []
     # The rows it did not name passed every rule; a 422 now (a definition changed in between) is the
     # client's to retry.
-    batch = _ingest(good, actor=actor, source=source)
-    return OtlpResult(accepted=len(good), rejected=rejected, batch=batch)
+    batch = _ingest(
+        [rows[i] for i in kept],
+        actor=actor,
+        source=source,
+        histograms={j: histograms[i] for j, i in enumerate(kept) if i in histograms},
+    )
+    return OtlpResult(accepted=len(kept), rejected=rejected, batch=batch), kept
 
 
 def _first_error_per_row(errors: list[dict[str, Any]]) -> dict[int, str]:

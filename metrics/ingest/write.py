@@ -18,9 +18,21 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from core.errors import ApplicationError
-from metrics.ingest.check import DEFINITION, OBSERVED_AT, SYSTEM, WORKLOAD, ValidRows
-from metrics.ingest.rules import MSG_INVALID
-from metrics.models import IngestBatch
+from metrics.ingest.check import (
+    DEFINITION,
+    OBSERVED_AT,
+    RUN_ID,
+    SOURCE,
+    SYSTEM,
+    TAGS,
+    UNIT,
+    WORKLOAD,
+    ValidRows,
+)
+from metrics.ingest.formats.histograms import Histogram
+from metrics.ingest.rules import JSONB_VERSION, MSG_INVALID
+from metrics.models import IngestBatch, MetricDefinition
+from metrics.units import unit_factor
 
 COPY_TYPES = ["int4", "int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"]
 TEMP_TABLE = """
@@ -82,8 +94,16 @@ def _copy_direct(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> i
     return len(valid)
 
 
-def batch_write(valid: ValidRows, *, received: int, submitted_by: User | None, source: str) -> IngestBatch:
-    """The batch row and its observations, in the caller's transaction; `inserted` counts the new ones."""
+def batch_write(
+    valid: ValidRows,
+    *,
+    received: int,
+    submitted_by: User | None,
+    source: str,
+    histograms: dict[int, Histogram] | None = None,
+) -> IngestBatch:
+    """The batch row and its observations, in the caller's transaction; `inserted` counts the new ones.
+    The rows whose request position is in `histograms` are written as histogram points instead."""
     batch = IngestBatch.objects.create(
         submitted_by=submitted_by if submitted_by and submitted_by.is_authenticated else None,
         source=source[:100],
@@ -96,7 +116,13 @@ def batch_write(valid: ValidRows, *, received: int, submitted_by: User | None, s
         observed_from=min(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
         observed_to=max(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
     )
-    inserted = rows_write(valid, batch.pk)
+    if histograms:
+        plain, buckets = _split(valid, histograms)
+        inserted = (rows_write(plain, batch.pk) if len(plain) else 0) + histograms_write(
+            buckets, histograms, batch.pk
+        )
+    else:
+        inserted = rows_write(valid, batch.pk)
     if inserted != batch.inserted:
         IngestBatch.objects.filter(pk=batch.pk).update(inserted=inserted)
         batch.inserted = inserted
@@ -153,3 +179,82 @@ def _merge(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> int:
 def _refuse(errors: list[dict[str, Any]], *, total: int) -> NoReturn:
     """The whole batch is refused: a 422 listing the rows found bad while writing."""
     raise ApplicationError(MSG_INVALID.format(count=len(errors), total=total), status=422, errors=errors)
+
+
+# --- histogram points (OTLP) ----------------------------------------------------------------------------
+
+HISTOGRAM_INSERT = """
+INSERT INTO metrics_histogrampoint
+    (definition_id, system_id, workload_id, run_id, observed_at, stream, count, sum, low, high, lows, highs,
+     counts, unit, source, tags, batch_id)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
+ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at, stream) DO NOTHING
+"""
+HISTOGRAM_STORED = """
+SELECT count, sum FROM metrics_histogrampoint
+WHERE definition_id = %s AND system_id = %s AND workload_id = %s AND run_id = %s AND observed_at = %s
+  AND stream = %s
+"""
+
+
+def _split(valid: ValidRows, histograms: dict[int, Histogram]) -> tuple[ValidRows, ValidRows]:
+    """(the observation rows, the histogram rows) of a checked batch."""
+
+    def subset(positions: list[int]) -> ValidRows:
+        columns = tuple([column[p] for p in positions] for column in valid.columns)
+        return ValidRows(columns, [valid.indexes[p] for p in positions])
+
+    positions = range(len(valid.indexes))
+    return (
+        subset([p for p in positions if valid.indexes[p] not in histograms]),
+        subset([p for p in positions if valid.indexes[p] in histograms]),
+    )
+
+
+def histograms_write(valid: ValidRows, histograms: dict[int, Histogram], batch_id: int) -> int:
+    """Histogram points in the definition's unit, references locked; how many were new. One already
+    stored under the same natural key is a no-op with the same count and sum, else an error."""
+    if not len(valid):
+        return 0
+    units = dict(MetricDefinition.objects.filter(pk__in=valid.distinct(DEFINITION)).values_list("pk", "unit"))
+    inserted, errors = 0, []
+    with connection.cursor() as cursor:
+        _lock_references(cursor.cursor, valid)
+        for index, row in zip(valid.indexes, zip(*valid.columns, strict=True), strict=True):
+            histogram = histograms[index]
+            factor = (
+                unit_factor(row[UNIT], units[row[DEFINITION]]) if row[UNIT] != units[row[DEFINITION]] else 1.0
+            )
+            lows, highs, counts = histogram.ranges(factor)
+            key = (
+                row[DEFINITION],
+                row[SYSTEM],
+                row[WORKLOAD],
+                row[RUN_ID],
+                row[OBSERVED_AT],
+                histogram.stream,
+            )
+            low, high = (None if x is None else x * factor for x in (histogram.min, histogram.max))
+            tags = row[TAGS][len(JSONB_VERSION) :]  # jsonb's binary COPY text: its version byte first
+            point = [histogram.count, histogram.sum * factor, low, high, lows, highs, counts]
+            cursor.execute(HISTOGRAM_INSERT, [*key, *point, row[UNIT], row[SOURCE], tags, batch_id])
+            if cursor.rowcount:
+                inserted += 1
+                continue
+            cursor.execute(HISTOGRAM_STORED, list(key))
+            count, total = cursor.fetchone()
+            if (count, total) != (histogram.count, histogram.sum * factor):
+                errors.append(
+                    {
+                        "index": index,
+                        "field": "value",
+                        "message": f"a histogram point of count {count} and sum {total} is already "
+                        "recorded for the same stream, metric, system, workload, run_id and observed_at.",
+                    }
+                )
+    if errors:
+        _refuse(errors, total=len(valid))
+    MetricDefinition.objects.filter(pk__in=valid.distinct(DEFINITION), has_histograms=False).update(
+        has_histograms=True
+    )
+    return inserted

@@ -29,9 +29,12 @@ JOIN metrics_observationrollup r
  AND (wanted.first_day IS NULL OR r.day >= wanted.first_day)
  AND (wanted.end_day IS NULL OR r.day < wanted.end_day)
 """
+# Also says, per window, whether its definition has OTLP histogram points (has_histograms), so the
+# readers learn it without a query of their own: the LEFT JOIN keeps a window without rollups.
 MOMENTS_SQL = (
     "WITH wanted (idx, definition_id, workload_id, first_day, end_day) AS (VALUES {rows}) "
-    "SELECT wanted.idx, r.system_id, r.n, r.total, r.m2, r.min, r.max, r.zeros FROM wanted" + MATCH
+    "SELECT wanted.idx, r.system_id, r.n, r.total, r.m2, r.min, r.max, r.zeros, d.has_histograms "
+    "FROM wanted JOIN metrics_metricdefinition d ON d.id = wanted.definition_id LEFT" + MATCH
 )
 BINS_SQL = (
     "WITH wanted (idx, definition_id, workload_id, first_day, end_day) AS (VALUES {rows}) "
@@ -91,24 +94,44 @@ def rollups_answer(rows: int, threshold: int | None = None) -> bool:
     return rows > (settings.ROLLUP_THRESHOLD if threshold is None else threshold)
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """What the rollups decide about a list of windows (`sketches_over_threshold`)."""
+
+    # window index → (baseline, candidate) sketches, where a side counts more than the threshold rows
+    sketches: dict[int, tuple[Sketch, Sketch]]
+    # the windows whose definition has OTLP histogram points: read from the rows and the points,
+    # never from the rollups, which hold no buckets
+    histograms: set[int]
+
+
 def sketches_over_threshold(
     windows: list[Window], *, baseline_id: int, candidate_id: int, threshold: int | None = None
-) -> dict[int, tuple[Sketch, Sketch]]:
-    """window index → (baseline, candidate) sketches, for the windows where a side's rollups count more
-    than the threshold rows; the others are left to the exact read."""
+) -> Thresholds:
+    """The sketches of the windows where a side's rollups count more than the threshold rows (the
+    others are left to the exact read), and which windows have histogram points."""
     if not windows:
-        return {}
+        return Thresholds({}, set())
     rows, params = _rows(windows)
     sketches: dict[tuple[int, int], Sketch] = {}
+    histograms: set[int] = set()
     with read_connection().cursor() as cursor:
         cursor.execute(MOMENTS_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
-        for index, system_id, n, total, m2, low, high, zeros in cursor.fetchall():
+        for index, system_id, n, total, m2, low, high, zeros, has_histograms in cursor.fetchall():
+            if has_histograms:
+                histograms.add(index)
+            if system_id is None:  # a window without rollups
+                continue
             sketch = sketches.setdefault((index, system_id), Sketch())
             sketch.moments.add(n, total, m2, low, high)
             sketch.zeros += zeros
-    large = {i for (i, _), sketch in sketches.items() if rollups_answer(len(sketch), threshold)}
+    large = {
+        i
+        for (i, _), sketch in sketches.items()
+        if i not in histograms and rollups_answer(len(sketch), threshold)
+    }
     if not large:
-        return {}
+        return Thresholds({}, histograms)
     chosen = [windows[i] for i in sorted(large)]
     position = dict(enumerate(sorted(large)))  # index in `chosen` → index in `windows`
     rows, params = _rows(chosen)
@@ -117,10 +140,11 @@ def sketches_over_threshold(
         for index, system_id, sign, key, count in cursor.fetchall():
             sketch = sketches[(position[index], system_id)]
             (sketch.positive if sign == 1 else sketch.negative)[key] = count
-    return {
+    chosen_sketches = {
         i: (sketches.get((i, baseline_id), Sketch()), sketches.get((i, candidate_id), Sketch()))
         for i in sorted(large)
     }
+    return Thresholds(chosen_sketches, histograms)
 
 
 SUMMARY_SQL = (

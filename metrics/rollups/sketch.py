@@ -18,10 +18,14 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from metrics.rollups.buckets import Buckets
 
 ACCURACY = 0.005  # α: the relative error bound of every value read from a sketch
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
@@ -33,7 +37,7 @@ def representative(key: int) -> float:
     return 2 * GAMMA**key / (GAMMA + 1)
 
 
-def percentile_cont(ordered: np.ndarray | Sketch, fraction: float) -> float:
+def percentile_cont(ordered: np.ndarray | Sketch | Buckets, fraction: float) -> float:
     """PostgreSQL's percentile_cont of an ascending, non-empty sample (orderedsetaggs.c, float8_lerp)."""
     position = fraction * (len(ordered) - 1)
     low, high = math.floor(position), math.ceil(position)

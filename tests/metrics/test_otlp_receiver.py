@@ -26,7 +26,7 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import (
 from rest_framework.test import APIClient
 
 from metrics.ingest.formats.otlp import pint_unit
-from metrics.models import Observation
+from metrics.models import HistogramPoint, MetricDefinition, Observation
 from metrics.services import definition_update
 from tests.conftest import api_token
 from tests.metrics.factories import definition
@@ -141,26 +141,51 @@ def test_the_otel_name_maps_to_its_definition(ref, token, metric_owner):
     assert "no metric definition has the OpenTelemetry name 'nothing.here'" in rejected.error_message
 
 
-def test_histograms_are_stored_as_their_mean_and_empty_ones_refused(ref, token):
+def test_histograms_are_stored_as_their_buckets_and_empty_or_inconsistent_ones_refused(ref, token):
     histogram = Metric(name="latency", unit="ms")
     histogram.histogram.data_points.extend(
         [
-            HistogramDataPoint(count=4, sum=1000.0, time_unix_nano=NOW_NS, start_time_unix_nano=START_NS),
+            HistogramDataPoint(
+                count=4,
+                sum=1000.0,
+                bucket_counts=[0, 3, 1],
+                explicit_bounds=[100.0, 300.0],
+                min=150.0,
+                max=400.0,
+                time_unix_nano=NOW_NS,
+                start_time_unix_nano=START_NS,
+            ),
             HistogramDataPoint(count=0, sum=0.0, time_unix_nano=NOW_NS - 10**9),
+            HistogramDataPoint(
+                count=3,
+                sum=3.0,
+                bucket_counts=[1, 1],
+                explicit_bounds=[1.0],
+                time_unix_nano=NOW_NS - 3 * 10**9,
+            ),
         ]
     )
     exponential = Metric(name="latency", unit="s")
-    exponential.exponential_histogram.data_points.append(
-        ExponentialHistogramDataPoint(count=2, sum=3.0, time_unix_nano=NOW_NS - 2 * 10**9)
+    point = ExponentialHistogramDataPoint(
+        count=2, sum=3.0, scale=0, zero_count=1, time_unix_nano=NOW_NS - 2 * 10**9
     )
+    point.positive.offset, point.positive.bucket_counts[:] = 1, [1]  # (2, 4]
+    exponential.exponential_histogram.data_points.append(point)
     result = answer(post(export(histogram, exponential), token)).partial_success
-    assert result.rejected_data_points == 1
+    assert result.rejected_data_points == 2
     assert "count of 0" in result.error_message
-    by_value = {o.value: o.tags for o in Observation.objects.all()}
-    assert by_value == {
-        0.25: {"otel_histogram": {"count": 4, "sum": 1000.0}},
-        1.5: {"otel_histogram": {"count": 2, "sum": 3.0}},
+    assert "buckets hold 2 values but its count is 3" in result.error_message
+    assert not Observation.objects.exists()
+    stored = {
+        h.count: (h.sum, h.lows, h.highs, h.counts, h.low, h.high, h.unit)
+        for h in HistogramPoint.objects.all()
     }
+    assert stored == {
+        # ms in the definition's seconds, each bucket narrowed to the point's min and max
+        4: (1.0, [0.15, 0.3], [0.3, 0.4], [3, 1], 0.15, 0.4, "ms"),
+        2: (3.0, [0.0, 2.0], [0.0, 4.0], [1, 1], None, None, "s"),
+    }
+    assert MetricDefinition.objects.get(pk=ref["latency"].pk).has_histograms
 
 
 def test_bad_points_are_counted_and_good_ones_stored(ref, token):
@@ -267,7 +292,7 @@ def test_a_ratio_converts_to_a_percent_definition(ref, token):
 
 
 def test_integer_sum_points_are_stored(ref, token):
-    definition(key="tokens", unit="token", direction="higher_is_better")
+    definition(key="tokens", unit="token", direction="higher_is_better", sampling="per_interval")
     metric = Metric(name="tokens", unit="{token}")
     metric.sum.is_monotonic = True
     metric.sum.data_points.append(
@@ -306,3 +331,37 @@ def test_odd_json_is_a_400(ref, token, body):
         "POST", URL, body, content_type="application/json", headers={"Authorization": f"Bearer {token}"}
     )
     assert response.status_code == 400, response.content
+
+
+@pytest.mark.parametrize(
+    ("kind", "sampling", "refused"),
+    [
+        ("sum", "per_request", True),
+        ("sum", "per_step", True),
+        ("sum", "per_run", True),
+        ("sum", "per_interval", False),
+        ("histogram", "per_interval", True),
+        ("histogram", "per_step", False),
+        ("histogram", "per_run", False),
+        ("gauge", "per_run", False),
+        ("gauge", "per_interval", False),
+    ],
+)
+def test_a_point_kind_must_agree_with_the_definition_sampling(ref, token, kind, sampling, refused):
+    definition(key="work", unit="token", direction="higher_is_better", sampling=sampling)
+    metric = Metric(name="work", unit="{token}")
+    if kind == "histogram":
+        metric.histogram.data_points.append(
+            HistogramDataPoint(
+                count=1, sum=2.0, bucket_counts=[1], time_unix_nano=NOW_NS, start_time_unix_nano=START_NS
+            )
+        )
+    else:
+        getattr(metric, kind).data_points.append(
+            NumberDataPoint(as_double=2.0, time_unix_nano=NOW_NS, start_time_unix_nano=START_NS)
+        )
+    result = answer(post(export(metric), token))
+    assert result.partial_success.rejected_data_points == (1 if refused else 0)
+    if refused:
+        assert f"work is sampled {sampling}" in result.partial_success.error_message
+    assert Observation.objects.exists() + HistogramPoint.objects.exists() == (not refused)

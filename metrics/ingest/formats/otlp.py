@@ -9,11 +9,12 @@ that cannot become a row is a `Rejected` naming why.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -25,6 +26,13 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 
 from core.api.parsers import shown
 from core.errors import ApplicationError
+from metrics.ingest.check import OTLP_STREAM
+from metrics.ingest.formats.histograms import (
+    Histogram,
+    histogram_explicit,
+    histogram_exponential,
+    histogram_problem,
+)
 from metrics.models import MetricDefinition
 from metrics.units import UnitError, unit_parse
 
@@ -45,7 +53,9 @@ JSON = "application/json"
 SOURCE = "otlp"
 SYSTEM, WORKLOAD, RUN_ID = "rebuild.system", "rebuild.workload", "rebuild.run_id"
 INSTANCE_ID = "service.instance.id"
-HISTOGRAM_TAG = "otel_histogram"
+GAUGE, SUM, HISTOGRAM = "gauge", "sum", "histogram"
+# AggregationTemporality of a Sum or a Histogram (0, unspecified, is read as delta).
+TEMPORALITY_DELTA, TEMPORALITY_CUMULATIVE = 1, 2
 # A point's flag saying it is a staleness marker with no value (OTLP DataPointFlags).
 NO_RECORDED_VALUE = 1
 
@@ -60,10 +70,20 @@ class Rejected:
 
 @dataclass(frozen=True)
 class Point:
-    """A row for the checks, and how to name its point in an error message."""
+    """A row for the checks, how to name its point in an error message, and what the stream rules
+    (metrics.ingest.streams) need: which stream it belongs to and what it holds."""
 
     label: str
     row: dict[str, Any]
+    kind: str = GAUGE
+    stream: str = ""
+    start_ns: int = 0
+    time_ns: int = 0
+    cumulative: bool = False
+    monotonic: bool = False
+    sampling: str = ""
+    value: float | None = None
+    histogram: Histogram | None = None
 
 
 # --- decoding ------------------------------------------------------------------------------------------
@@ -140,17 +160,18 @@ def response_encode(rejected: int, message: str, content_type: str) -> tuple[byt
 # --- mapping -------------------------------------------------------------------------------------------
 
 
-def otel_names() -> dict[str, str]:
-    """OpenTelemetry metric name → metric key: the active version's otel_name (else the newest
-    version's), or the key when blank. The ingest service then resolves the key to its active version."""
-    names: dict[str, str] = {}
+def otel_names() -> dict[str, tuple[str, str]]:
+    """OpenTelemetry metric name → (metric key, sampling): the active version's otel_name (else the
+    newest version's), or the key when blank. The ingest service then resolves the key to its active
+    version."""
+    names: dict[str, tuple[str, str]] = {}
     chosen: dict[str, MetricDefinition] = {}
-    for definition in MetricDefinition.objects.only("key", "version", "status", "otel_name"):
+    for definition in MetricDefinition.objects.only("key", "version", "status", "otel_name", "sampling"):
         current = chosen.get(definition.key)
         if current is None or _rank(definition) > _rank(current):
             chosen[definition.key] = definition
     for key, definition in chosen.items():
-        names[definition.otel_metric_name] = key
+        names[definition.otel_metric_name] = (key, definition.sampling)
     return names
 
 
@@ -211,23 +232,26 @@ def _time(nanos: int) -> datetime:
 
 
 def points_from_request(
-    request: ExportMetricsServiceRequest, names: dict[str, str]
+    request: ExportMetricsServiceRequest, names: dict[str, tuple[str, str]]
 ) -> tuple[list[Point], list[Rejected]]:
-    """Every data point of the request as an ingest row, or rejected with a reason."""
+    """Every data point of the request as an ingest row with its stream, or rejected with a reason.
+    `names`: OpenTelemetry name → (metric key, the definition's sampling), as otel_names() gives."""
     points: list[Point] = []
     rejected: list[Rejected] = []
     for resource_metrics in request.resource_metrics:
         resource = _attributes(resource_metrics.resource.attributes)
         for scope_metrics in resource_metrics.scope_metrics:
+            scope = (scope_metrics.scope.name, scope_metrics.scope.version)
             for metric in scope_metrics.metrics:
-                _metric_points(metric, resource, names, points, rejected)
+                context = (resource, scope)
+                _metric_points(metric, context, names, points, rejected)
     return points, rejected
 
 
 def _metric_points(
     metric: Metric,
-    resource: dict[str, Any],
-    names: dict[str, str],
+    context: tuple[dict[str, Any], tuple[str, str]],
+    names: dict[str, tuple[str, str]],
     points: list[Point],
     rejected: list[Rejected],
 ) -> None:
@@ -235,50 +259,108 @@ def _metric_points(
     label = f"metric '{shown(metric.name)}'"
     if kind is None:
         return
-    data_points = list(getattr(metric, kind).data_points)
+    data = getattr(metric, kind)
     if kind == "summary":
         rejected.extend(
             Rejected(label, "Summary points are not accepted; send a gauge, sum or histogram.")
-            for _ in data_points
+            for _ in data.data_points
         )
         return
-    key = names.get(metric.name)
-    for point in data_points:
+    resource, scope = context
+    named = names.get(metric.name)
+    temporality = getattr(data, "aggregation_temporality", TEMPORALITY_DELTA)
+    cumulative = kind != "gauge" and temporality == TEMPORALITY_CUMULATIVE
+    for point in data.data_points:
         if point.flags & NO_RECORDED_VALUE:
             continue  # a staleness marker: there is no value to store
-        if key is None:
+        if named is None:
             rejected.append(
                 Rejected(label, f"no metric definition has the OpenTelemetry name '{shown(metric.name)}'.")
             )
             continue
-        value = _point_value(point, kind)
-        if isinstance(value, str):
-            rejected.append(Rejected(label, value))
+        key, sampling = named
+        problem = sampling_problem(kind, sampling, key)
+        if problem:
+            rejected.append(Rejected(label, problem))
             continue
-        row = _row(key, metric.unit, point, resource, value)
+        found = _point_value(point, kind)
+        if isinstance(found, str):
+            rejected.append(Rejected(label, found))
+            continue
+        row = _row(key, metric.unit, point, resource)
         if isinstance(row, str):
             rejected.append(Rejected(label, row))
-        else:
-            if kind in ("histogram", "exponential_histogram"):
-                row["tags"][HISTOGRAM_TAG] = {"count": point.count, "sum": point.sum}
-            points.append(Point(label, row))
+            continue
+        attributes = _attributes(point.attributes)
+        identity = [resource, scope, metric.name, kind, attributes]
+        stream = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+        if isinstance(found, Histogram):
+            row[OTLP_STREAM] = stream  # part of a histogram point's key (check.check_rows)
+        points.append(
+            Point(
+                label,
+                row,
+                kind=KIND[kind],
+                stream=stream,
+                start_ns=point.start_time_unix_nano,
+                time_ns=point.time_unix_nano,
+                cumulative=cumulative,
+                monotonic=bool(getattr(data, "is_monotonic", False)),
+                sampling=sampling,
+                value=found if isinstance(found, float) else None,
+                histogram=replace(found, stream=stream) if isinstance(found, Histogram) else None,
+            )
+        )
 
 
-def _point_value(point: DataPoint, kind: str) -> float | str:
+# What one point of each kind is, and the samplings (metrics.models.Sampling) it agrees with. A gauge
+# is one reading of a value, whatever the definition samples. A sum's point is an aggregate over its
+# interval (start_time … time), so it can only be a per_interval value. A histogram's buckets hold
+# individual measurements, recorded one by one: requests, steps or runs, never an interval's aggregate.
+KIND = {"gauge": GAUGE, "sum": SUM, "histogram": HISTOGRAM, "exponential_histogram": HISTOGRAM}
+KIND_SAMPLINGS = {
+    GAUGE: {"per_request", "per_step", "per_run", "per_interval"},
+    SUM: {"per_interval"},
+    HISTOGRAM: {"per_request", "per_step", "per_run"},
+}
+KIND_MEANS = {
+    GAUGE: "one reading",
+    SUM: "an aggregate over its interval",
+    HISTOGRAM: "individual measurements in buckets",
+}
+
+
+def sampling_problem(kind: str, sampling: str, key: str) -> str:
+    """Why a point of this OTLP kind cannot be a value of a definition with this sampling ('' if it can)."""
+    family = KIND.get(kind, kind)
+    if sampling in KIND_SAMPLINGS[family]:
+        return ""
+    fits = ", ".join(sorted(KIND_SAMPLINGS[family]))
+    return (
+        f"a {kind} point is {KIND_MEANS[family]}, but {key} is sampled {sampling}; "
+        f"a {kind} fits a definition sampled {fits}."
+    )
+
+
+def _point_value(point: DataPoint, kind: str) -> float | Histogram | str:
     # `kind` says which type the point is: a gauge's or a sum's point is a NumberDataPoint.
     if kind in ("gauge", "sum"):
         which = cast("NumberDataPoint", point).WhichOneof("value")
-        return getattr(point, which) if which else "the point has no value."
+        return float(getattr(point, which)) if which else "the point has no value."
     if not point.count:
         return "the histogram point has a count of 0, so it has no mean."
     if not cast("HistogramDataPoint | ExponentialHistogramDataPoint", point).HasField("sum"):
         return "the histogram point has no sum, so it has no mean."
-    return point.sum / point.count
+    if kind == "histogram":
+        histogram = histogram_explicit(cast("HistogramDataPoint", point))
+    else:
+        histogram = histogram_exponential(cast("ExponentialHistogramDataPoint", point))
+    return histogram_problem(histogram) or histogram
 
 
-def _row(
-    key: str, unit: str, point: DataPoint, resource: dict[str, Any], value: float
-) -> dict[str, Any] | str:
+def _row(key: str, unit: str, point: DataPoint, resource: dict[str, Any]) -> dict[str, Any] | str:
+    """The ingest row of a point, without its value: the stream rules set it (a delta, a histogram's
+    mean), or drop the point."""
     attributes = _attributes(point.attributes)
 
     def attribute(name: str) -> Any:  # the point's own attribute is the more specific one
@@ -301,7 +383,6 @@ def _row(
         "metric": key,
         "system": system,
         "workload": workload,
-        "value": value,
         "unit": pint_unit(unit),
         "observed_at": _time(point.time_unix_nano),
         "run_id": "" if run_id is None else str(run_id),

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from metrics.inference import STATISTICS, infer
 from metrics.models import MetricDefinition, System, Workload
+from metrics.rollups.buckets import relative_bound
 from metrics.rollups.read import effective_window
 from metrics.rollups.sketch import ACCURACY
 from metrics.selectors.comparison.sampling import SamplingCheck, sampling_check
@@ -244,7 +245,7 @@ def comparison_of_sides(
     )
     outcome = comparison_verdict(inference=inference, min_samples=min_samples)
     approximate = base.approximate or cand.approximate
-    if approximate:
+    if base.from_rollups or cand.from_rollups:
         since, until = effective_window(since, until)
     return Comparison(
         metric=definition.ref,
@@ -271,5 +272,12 @@ def comparison_of_sides(
         verdict=outcome.verdict,
         reason=outcome.reason,
         approximate=approximate,
-        accuracy=ACCURACY if approximate else None,
+        accuracy=_accuracy(base, cand) if approximate else None,
     )
+
+
+def _accuracy(*sides: Side) -> float | None:
+    """The relative error bound of an approximate answer: the sketches' ACCURACY for rollups; for
+    histogram buckets, the widest of the side quantiles' brackets (None when one is open or holds 0)."""
+    bounds = [bracket for side in sides if side.stats.bounds for bracket in side.stats.bounds.values()]
+    return relative_bound(bounds) if bounds else ACCURACY

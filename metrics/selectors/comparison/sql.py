@@ -13,7 +13,7 @@ the rows a second time. The sorted samples go on to the tests, which need no fur
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -22,8 +22,10 @@ import psycopg
 
 from core.replica import read_connection
 from metrics.models import MetricDefinition, System, Workload
+from metrics.rollups.buckets import Buckets
 from metrics.rollups.read import Window, sketches_over_threshold
 from metrics.rollups.sketch import Sketch, percentile_cont
+from metrics.selectors.comparison.histograms import histograms_of_windows, with_values
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
@@ -49,6 +51,9 @@ class SideStats:
     # The compared statistic's value on this side (the median for `distribution`) and its interval.
     value: float | None = None
     ci: tuple[float, float] | None = None
+    # A side with histogram buckets: where each quantile, min and max certainly lies (the buckets
+    # holding their ranks); None for sides read from values.
+    bounds: dict[str, tuple[float, float]] | None = None
 
     def statistic(self, name: str) -> float | None:
         value: float | None = getattr(self, name)
@@ -58,10 +63,16 @@ class SideStats:
 @dataclass(frozen=True)
 class Side:
     stats: SideStats
-    sample: np.ndarray | Sketch  # every value in the window, ascending; or its rollup sketch
+    # every value in the window, ascending; or its rollup sketch; or its values and histogram buckets
+    sample: np.ndarray | Sketch | Buckets
 
     @property
     def approximate(self) -> bool:
+        return isinstance(self.sample, Sketch | Buckets)
+
+    @property
+    def from_rollups(self) -> bool:
+        """Read from the day rollups: the whole UTC days of the window, not the window itself."""
         return isinstance(self.sample, Sketch)
 
 
@@ -84,7 +95,7 @@ def window_filters(
     return sql, params
 
 
-def side_of_sample(system: System, sample: np.ndarray | Sketch, mean: float | None) -> Side:
+def side_of_sample(system: System, sample: np.ndarray | Sketch | Buckets, mean: float | None) -> Side:
     """A side from its ascending sample (or rollup sketch) and its mean: every statistic read off it."""
     if not len(sample):
         return Side(SideStats(system.key, 0, None, None, None, None, None, None, None), sample)
@@ -99,7 +110,18 @@ def side_of_sample(system: System, sample: np.ndarray | Sketch, mean: float | No
         min=float(sample[0]),
         max=float(sample[-1]),
     )
+    if isinstance(sample, Buckets):
+        bounds = {name: sample.bound(fraction) for name, fraction in QUANTILES.items()}
+        stats = replace(stats, bounds={**bounds, "min": sample.bracket(0), "max": sample.bracket(-1)})
     return Side(stats, sample)
+
+
+def bucket_side(system: System, side: Side, buckets: Buckets | None) -> Side:
+    """An exact side with the histogram points of its window (maybe none: the other side has some,
+    and the tests read both sides the same way)."""
+    assert isinstance(side.sample, np.ndarray)  # histogram windows are never read from rollups
+    merged = with_values(buckets, side.sample)
+    return side_of_sample(system, merged, merged.moments.mean)
 
 
 def _side(system: System, row: tuple[float, list[float]] | None) -> Side:
@@ -126,10 +148,24 @@ def sides_of_windows(
     """Both sides of every window, in their order, by one rule for every reader (`sides_fetch`, the
     batch of a gate page, a calibration's moments): a window where a side has more than
     settings.ROLLUP_THRESHOLD rows is read from the merged day sketches (metrics.rollups.read, two
-    queries for all of them), the others by `exact_sides` (each reader's own exact read)."""
-    large = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
+    queries for all of them), the others by `exact_sides` (each reader's own exact read). A window
+    whose definition has OTLP histogram points is read exactly and gets its points' buckets (one more
+    query; the rollups' first query says which windows)."""
+    thresholds = sketches_over_threshold(windows, baseline_id=baseline.pk, candidate_id=candidate.pk)
+    large = thresholds.sketches
+    with_histograms = {i: windows[i] for i in sorted(thresholds.histograms)}
     exact = [i for i in range(len(windows)) if i not in large]
     read = exact_sides(exact) if exact else {}
+    if with_histograms:  # one more query, only for definitions that have histogram points
+        found = histograms_of_windows(with_histograms, baseline_id=baseline.pk, candidate_id=candidate.pk)
+        for i in with_histograms:
+            base, cand = read[i]
+            base_buckets, cand_buckets = found.get((i, baseline.pk)), found.get((i, candidate.pk))
+            if base_buckets is not None or cand_buckets is not None:
+                read[i] = (
+                    bucket_side(baseline, base, base_buckets),
+                    bucket_side(candidate, cand, cand_buckets),
+                )
     return [
         (sketch_side(baseline, large[i][0]), sketch_side(candidate, large[i][1])) if i in large else read[i]
         for i in range(len(windows))
