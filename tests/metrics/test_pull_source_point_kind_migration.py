@@ -8,8 +8,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db
-BEFORE = [("metrics", "0012_observation_utc_time")]
-AFTER = [("metrics", "0013_pull_source_point_kind")]
+BEFORE = [("metrics", "0013_otlp_streams_and_histogram_points")]
+AFTER = [("metrics", "0014_pull_source_point_kind")]
 
 
 def test_existing_sources_become_aggregates():

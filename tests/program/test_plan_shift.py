@@ -256,7 +256,7 @@ def test_the_migration_puts_back_programs_that_started_in_the_future(future):
 
     Program.objects.filter(pk=future.pk).update(status="active")
     Phase.objects.filter(program=future, kind="poc").update(status="active", actual_start=future.start_date)
-    migration = importlib.import_module("program.migrations.0008_program_not_started")
+    migration = importlib.import_module("program.migrations.0009_program_not_started")
     migration.unstart_future_programs(apps, None)
     assert Program.objects.get(pk=future.pk).status == "not_started"
     assert Phase.objects.get(program=future, kind="poc").status == "planned"

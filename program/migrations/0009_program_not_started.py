@@ -29,7 +29,7 @@ def unstart_future_programs(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("program", "0007_memberships_from_program_leads"),
+        ("program", "0008_criterion_every_metric"),
     ]
 
     operations = [

@@ -14,7 +14,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('metrics', '0012_observation_utc_time'),
+        ('metrics', '0013_otlp_streams_and_histogram_points'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
