@@ -74,7 +74,7 @@ def test_a_medium_risk_exception_near_a_gate_shows_the_rule_that_applied(page_at
     # The gate on step-time lists it, and its history says why it re-evaluated.
     step_gate = Gate.objects.filter(phase__program=program, criteria__metric__key="step-time").first()
     reviewer.goto(f"/programs/gates/{step_gate.pk}/")
-    panel = reviewer.locator("section.gate-panel")
+    panel = reviewer.locator("section.gate-panel", has_text="Active exceptions")
     expect(panel).to_contain_text(f"#{exception.pk} NCCL upgrade at {width}px")
     expect(panel).to_contain_text("touches step-time")
     if not step_gate.decided:

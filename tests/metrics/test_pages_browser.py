@@ -13,7 +13,9 @@ def test_registry_filters_with_htmx_and_metric_page_shows_boundary(page, demo):
     sign_in(page)
     page.goto("/metrics/")
     # The demo's twelve, and the incident log's four (mttr, mttd, incidents-per-week, effective rounds).
-    assert page.locator("#registry-rows tbody tr").count() == 16
+    assert (
+        page.locator("#registry-rows tbody tr").count() == 18
+    )  # the demo registry, with the program-rounds and recurrence-rate metrics
     screenshot(page, "metrics-registry")
     page.select_option("select[name=owner_team]", "inference-platform")
     # A locator wait, not wait_for_function: Playwright evaluates string predicates with eval, which the CSP refuses.
