@@ -12,7 +12,8 @@ from tests.browser import screenshot, sign_in
 def test_registry_filters_with_htmx_and_metric_page_shows_boundary(page, demo):
     sign_in(page)
     page.goto("/metrics/")
-    # The demo's twelve, and the incident log's four (mttr, mttd, incidents-per-week, effective rounds).
+    # The demo's twelve, and the incident log's six (mttr, mttd, incidents-per-week, recurrence rate and
+    # effective and program rounds per day).
     assert (
         page.locator("#registry-rows tbody tr").count() == 18
     )  # the demo registry, with the program-rounds and recurrence-rate metrics
