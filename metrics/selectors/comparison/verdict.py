@@ -60,6 +60,11 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
     if ci is None:
         return inference.reason
     interval = f"the {1 - alpha:.0%} interval of relative performance, {ci[0]:.3g} – {ci[1]:.3g},"
+    if inference.undecided:
+        return (
+            f"{interval} read to the buckets' edges, contains 1, but the exact one might not: the "
+            f"difference in {name} is finer than the buckets can tell."
+        )
     if outcome == "better":
         return f"{interval} lies above 1: the candidate's {name} is better."
     if outcome == "worse":
