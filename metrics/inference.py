@@ -347,12 +347,13 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
     # Relative performance r = cand/base (higher is better) or base/cand (lower is better), so
     # "r > t" is "cand > t·base" or "cand < base/t": the baseline moved by t in the better direction.
     better, worse = ("greater", "less") if higher else ("less", "greater")
+    undecided = False
     if not _is_sketch(base):
         moved = base * null_ratio if higher else base / null_ratio
         p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
         p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
     else:  # from the histograms: values tie within a bucket
-        from metrics.rollups.mannwhitney import mannwhitneyu_grouped
+        from metrics.rollups.mannwhitney import certainly_significant, mannwhitneyu_grouped
 
         assert _is_sketch(cand)  # both sides come from one read: both rollups or both rows
         cand_values, cand_counts = cand.grouped()
@@ -362,6 +363,20 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
             mannwhitneyu_grouped(cand_values, cand_counts, moved_values, base_counts, alternative=side)
             for side in (better, worse)
         )
+        # The verdict the grouped test gives must be the one every exact sample in the buckets gives.
+        factor = null_ratio if higher else 1 / null_ratio
+        low, high, counts = base.ranges()
+        moved_ranges = (low * factor, high * factor, counts)
+        sure_better, sure_worse = (
+            certainly_significant(cand.ranges(), moved_ranges, alternative=side, level=alpha / 2)
+            for side in (better, worse)
+        )
+        if float(p_better.pvalue) < alpha / 2:
+            undecided = sure_better is not True
+        elif float(p_worse.pvalue) < alpha / 2:
+            undecided = sure_worse is not True or sure_better is not False
+        else:
+            undecided = sure_better is not False or sure_worse is not False
     u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > moved base) + ½ P(tie)
     return Inference(
         "distribution",
@@ -376,6 +391,7 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
         p_value_worse=float(p_worse.pvalue),
         effect_size=u if higher else 1 - u,
         null_ratio=null_ratio,
+        undecided=undecided,
     )
 
 
@@ -384,7 +400,7 @@ def verdict(inference: Inference, *, min_samples: int) -> str:
     if min(inference.baseline.n, inference.candidate.n) < min_samples:
         return "insufficient_data"
     if inference.statistic == "distribution":
-        if inference.p_value is None or inference.p_value_worse is None:
+        if inference.p_value is None or inference.p_value_worse is None or inference.undecided:
             return "insufficient_data"
         # Two one-sided tests at alpha/2 each: the same error rate as the two-sided interval.
         if inference.p_value < inference.alpha / 2:

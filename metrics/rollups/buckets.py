@@ -85,6 +85,10 @@ class Buckets:
         """Where the percentile_cont at `fraction` of the true values certainly lies."""
         return quantile_bound(self, fraction)
 
+    def ranges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every value's closed range and count, (lows, highs, counts): what Mann–Whitney's bounds read."""
+        return np.asarray(self.lows, float), np.asarray(self.highs, float), np.asarray(self.counts, np.int64)
+
     def grouped(self) -> tuple[np.ndarray, np.ndarray]:
         """Ascending bucket midpoints and their counts: the sample as the buckets know it."""
         middles = np.asarray([_middle(lo, hi) for lo, hi in zip(self.lows, self.highs, strict=True)])

@@ -165,6 +165,13 @@ class Sketch:
 
         return quantile_bound(self, fraction)
 
+    def ranges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every bucket's closed range of values (within [min, max]) and count, ascending."""
+        if self._edges is None:
+            self._edges = self._as_buckets()
+        low, high, counts = self._edges.ranges()
+        return np.maximum(low, self.moments.min), np.minimum(high, self.moments.max), counts
+
     def _as_buckets(self) -> Buckets:
         """Every bucket as the closed range of values it can hold: magnitudes in (γ^(k−1), γ^k]."""
         from metrics.rollups.buckets import Buckets

@@ -155,3 +155,23 @@ def test_distribution_test_from_sketches_agrees_with_the_exact_test(shift, expec
     assert approx.effect_size == pytest.approx(exact.effect_size, abs=0.005)
     if expected:
         assert verdict(exact, min_samples=30) == verdict(approx, min_samples=30) == expected
+
+
+@pytest.mark.parametrize("shape", ["lognormal", "bimodal", "ties", "uniform"])
+@pytest.mark.parametrize("shift", [1.0, 1.002, 1.01, 1.05, 1.2])
+@pytest.mark.parametrize("moved_by", [1.0, 1.03])
+def test_mann_whitney_bounds_never_contradict_the_exact_test(shape, shift, moved_by):
+    """Whatever certainly_significant says for sure, scipy's exact-sample test says too."""
+    from metrics.rollups.mannwhitney import certainly_significant
+
+    base, cand = SHAPES[shape](4000), SHAPES[shape](3000) * shift
+    low, high, counts = Sketch.of_values(base).ranges()
+    moved = (low * moved_by, high * moved_by, counts)
+    for alternative in ("greater", "less"):
+        sure = certainly_significant(
+            Sketch.of_values(cand).ranges(), moved, alternative=alternative, level=0.025
+        )
+        exact = (
+            mannwhitneyu(cand, base * moved_by, alternative=alternative, method="asymptotic").pvalue < 0.025
+        )
+        assert sure is None or sure == exact, (alternative, sure, exact)

@@ -41,6 +41,11 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
             f"(baseline {inference.baseline.n}, candidate {inference.candidate.n})."
         )
     if name == "distribution":
+        if inference.undecided:
+            return (
+                "Mann–Whitney from the buckets: values within a bucket may lie either way, so the test "
+                "cannot tell this shift at the buckets' accuracy."
+            )
         if outcome == "insufficient_data":
             return inference.reason
         p_better, p_worse = inference.p_value, inference.p_value_worse
