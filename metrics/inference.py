@@ -69,6 +69,9 @@ class Inference:
     p_value_worse: float | None = None  # one-sided, H1: the candidate is worse (distribution only)
     effect_size: float | None = None  # distribution only: P(candidate observation is better)
     null_ratio: float = 1.0  # distribution only: the relative performance the tests are against
+    # Read from buckets (a rollup sketch, histogram points): the interval contains the exact one and
+    # straddles 1, but the exact one might not; the buckets cannot tell this verdict (`verdict`).
+    undecided: bool = False
 
 
 def infer(
@@ -154,20 +157,88 @@ def order_statistic_ranks(n: int, q: float, alpha: float) -> tuple[int, int] | N
 
 
 def _rank_interval(x: Sample, ranks: tuple[int, int]) -> tuple[float, float]:
-    """The values at the 1-based ranks; for histogram buckets the outer ends of the brackets holding
-    them (metrics.rollups.buckets), so the interval is never narrower than the one of the values."""
+    """The values at the 1-based ranks; for a bracketed sample (histogram buckets, a rollup sketch)
+    the outer ends of the brackets holding them (metrics.rollups.buckets), so the interval is never
+    narrower than the one of the values."""
     bracket = getattr(x, "bracket", None)
     if bracket is not None:
         return float(bracket(ranks[0] - 1)[0]), float(bracket(ranks[1] - 1)[1])
     return float(x[ranks[0] - 1]), float(x[ranks[1] - 1])
 
 
+def _rank_inner(x: Sample, ranks: tuple[int, int]) -> tuple[float, float]:
+    """The narrowest the interval of the values at these ranks can be: the inner bracket ends."""
+    bracket = getattr(x, "bracket", None)
+    if bracket is not None:
+        return float(bracket(ranks[0] - 1)[1]), float(bracket(ranks[1] - 1)[0])
+    return float(x[ranks[0] - 1]), float(x[ranks[1] - 1])
+
+
+def _value_bound(x: Sample, q: float, value: float) -> tuple[float, float]:
+    """Where the exact quantile lies: the point itself for values, its brackets' span otherwise."""
+    bound = getattr(x, "bound", None)
+    return bound(q) if bound is not None else (value, value)
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side of a quantile comparison on the log scale: the point and its interval, each as the
+    range it certainly lies in (a point for exact values; bucket edges for bracketed samples)."""
+
+    value: tuple[float, float]  # ln of the exact quantile lies in [low, high]
+    ci_low: tuple[float, float]  # ln of the exact interval's lower end lies in [low, high]
+    ci_high: tuple[float, float]
+
+
+def _log_side(x: Sample, q: float, side: SideEstimate, ranks: tuple[int, int]) -> _Side:
+    assert side.value is not None and side.ci is not None
+    value = _value_bound(x, q, side.value)
+    inner = _rank_inner(x, ranks)
+    ln = math.log
+    return _Side(
+        (ln(value[0]), ln(value[1])),
+        (ln(side.ci[0]), ln(max(side.ci[0], inner[0]))),
+        (ln(min(side.ci[1], inner[1])), ln(side.ci[1])),
+    )
+
+
+def _mover(num: _Side, den: _Side) -> tuple[tuple[float, float], tuple[float, float]]:
+    """MOVER (Zou & Donner 2008) on the log scale, over every exact sample the brackets allow.
+
+    Each bound of ln(num/den) is ln num − ln den ∓ hypot(spread of num, spread of den), the spreads
+    taken from the matching side bounds. The lower bound grows with ln num, falls with ln den and falls
+    as either spread grows (likewise, mirrored, the upper), so its smallest value over the brackets
+    takes the low point of num, the high point of den and the widest spreads; its largest, the
+    opposite ends and the narrowest spreads (never below 0: a side's interval holds its point).
+    Returns (the outer interval, which contains the exact one; the inner, which the exact contains).
+    For exact values both are the one MOVER interval."""
+    outer_low = (
+        num.value[0] - den.value[1] - math.hypot(num.value[1] - num.ci_low[0], den.ci_high[1] - den.value[0])
+    )
+    outer_high = (
+        num.value[1] - den.value[0] + math.hypot(num.ci_high[1] - num.value[0], den.value[1] - den.ci_low[0])
+    )
+    inner_low = (
+        num.value[1]
+        - den.value[0]
+        - math.hypot(max(num.value[0] - num.ci_low[1], 0.0), max(den.ci_high[0] - den.value[1], 0.0))
+    )
+    inner_high = (
+        num.value[0]
+        - den.value[1]
+        + math.hypot(max(num.ci_high[0] - num.value[1], 0.0), max(den.value[0] - den.ci_low[1], 0.0))
+    )
+    return (outer_low, outer_high), (inner_low, inner_high)
+
+
 def _quantile(name: str, q: float, higher: bool, base: Sample, cand: Sample, alpha: float) -> Inference:
-    sides = []
+    sides: list[SideEstimate] = []
+    all_ranks: list[tuple[int, int] | None] = []
     for x in (base, cand):
         ranks = order_statistic_ranks(len(x), q, alpha) if len(x) else None
         ci = _rank_interval(x, ranks) if ranks else None
         sides.append(SideEstimate(len(x), _interpolated(x, q) if len(x) else None, ci))
+        all_ranks.append(ranks)
     base_side, cand_side = sides
     ratio, why = _ratio(base_side.value, cand_side.value, higher)
     missing = [s for s, side in zip(("baseline", "candidate"), sides, strict=True) if side.ci is None]
@@ -178,25 +249,30 @@ def _quantile(name: str, q: float, higher: bool, base: Sample, cand: Sample, alp
         )
     elif any(s.ci is not None and s.ci[0] <= 0 for s in sides):
         why = why or "a value is ≤ 0, so no log-ratio interval can be formed."
+    elif any(_value_bound(x, q, s.value or 0.0)[0] <= 0 for x, s in zip((base, cand), sides, strict=True)):
+        why = "a value may be ≤ 0 within its bucket, so no log-ratio interval can be formed."
     if why or ratio is None:
         return Inference(name, "order-statistic", alpha, base_side, cand_side, ratio, None, None, why)
-    # MOVER (Zou & Donner 2008) on the log scale: each bound of ln(num/den) recovers its spread from
-    # the matching side bounds, so a skewed side interval (a sparse tail, a gap between two modes)
-    # widens only the bound it affects.
-    num, den = (cand_side, base_side) if higher else (base_side, cand_side)
-    # Both sides have a value and an interval here: `why` names any side without.
-    assert num.value is not None and num.ci is not None and den.value is not None and den.ci is not None
-    log_num, log_den, log_ratio = math.log(num.value), math.log(den.value), math.log(ratio)
-    below = math.hypot(log_num - math.log(num.ci[0]), math.log(den.ci[1]) - log_den)
-    above = math.hypot(math.log(num.ci[1]) - log_num, log_den - math.log(den.ci[0]))
-    ci = (math.exp(log_ratio - below), math.exp(log_ratio + above))
+    # A skewed side interval (a sparse tail, a gap between two modes) widens only the bound it affects.
+    base_ranks, cand_ranks = all_ranks
+    assert base_ranks is not None and cand_ranks is not None  # both sides have an interval here
+    base_log, cand_log = _log_side(base, q, base_side, base_ranks), _log_side(cand, q, cand_side, cand_ranks)
+    num, den = (cand_log, base_log) if higher else (base_log, cand_log)
+    (low, high), (inner_low, inner_high) = _mover(num, den)
+    ci = (math.exp(low), math.exp(high))
+    log_ratio = math.log(ratio)
     # One-sided p from the same approximation: the bound facing 1 gives the standard error.
-    se = (below if log_ratio > 0 else above) / float(norm.ppf(1 - alpha / 2))
-    if se == 0:
+    se = ((log_ratio - low) if log_ratio > 0 else (high - log_ratio)) / float(norm.ppf(1 - alpha / 2))
+    if se <= 0:
         p = 0.0 if log_ratio > 0 else 1.0 if log_ratio < 0 else 0.5
     else:
         p = float(norm.sf(log_ratio / se))
-    return Inference(name, "order-statistic", alpha, base_side, cand_side, ratio, ci, p, "")
+    # The outer interval straddles 1 but the exact one might lie on one side of it: the buckets
+    # are too coarse for this verdict (never the case for exact values, where inner is outer).
+    undecided = low <= 0 <= high and not (inner_low <= 0 <= inner_high)
+    return Inference(
+        name, "order-statistic", alpha, base_side, cand_side, ratio, ci, p, "", undecided=undecided
+    )
 
 
 def _mean(higher: bool, base: Sample, cand: Sample, alpha: float) -> Inference:
@@ -271,12 +347,13 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
     # Relative performance r = cand/base (higher is better) or base/cand (lower is better), so
     # "r > t" is "cand > t·base" or "cand < base/t": the baseline moved by t in the better direction.
     better, worse = ("greater", "less") if higher else ("less", "greater")
+    undecided = False
     if not _is_sketch(base):
         moved = base * null_ratio if higher else base / null_ratio
         p_better = mannwhitneyu(cand, moved, alternative=better, method="asymptotic")
         p_worse = mannwhitneyu(cand, moved, alternative=worse, method="asymptotic")
     else:  # from the histograms: values tie within a bucket
-        from metrics.rollups.mannwhitney import mannwhitneyu_grouped
+        from metrics.rollups.mannwhitney import certainly_significant, mannwhitneyu_grouped
 
         assert _is_sketch(cand)  # both sides come from one read: both rollups or both rows
         cand_values, cand_counts = cand.grouped()
@@ -286,6 +363,20 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
             mannwhitneyu_grouped(cand_values, cand_counts, moved_values, base_counts, alternative=side)
             for side in (better, worse)
         )
+        # The verdict the grouped test gives must be the one every exact sample in the buckets gives.
+        factor = null_ratio if higher else 1 / null_ratio
+        low, high, counts = base.ranges()
+        moved_ranges = (low * factor, high * factor, counts)
+        sure_better, sure_worse = (
+            certainly_significant(cand.ranges(), moved_ranges, alternative=side, level=alpha / 2)
+            for side in (better, worse)
+        )
+        if float(p_better.pvalue) < alpha / 2:
+            undecided = sure_better is not True
+        elif float(p_worse.pvalue) < alpha / 2:
+            undecided = sure_worse is not True or sure_better is not False
+        else:
+            undecided = sure_better is not False or sure_worse is not False
     u = float(p_better.statistic) / (len(base) * len(cand))  # P(cand > moved base) + ½ P(tie)
     return Inference(
         "distribution",
@@ -300,6 +391,7 @@ def _distribution(higher: bool, base: Sample, cand: Sample, alpha: float, null_r
         p_value_worse=float(p_worse.pvalue),
         effect_size=u if higher else 1 - u,
         null_ratio=null_ratio,
+        undecided=undecided,
     )
 
 
@@ -308,7 +400,7 @@ def verdict(inference: Inference, *, min_samples: int) -> str:
     if min(inference.baseline.n, inference.candidate.n) < min_samples:
         return "insufficient_data"
     if inference.statistic == "distribution":
-        if inference.p_value is None or inference.p_value_worse is None:
+        if inference.p_value is None or inference.p_value_worse is None or inference.undecided:
             return "insufficient_data"
         # Two one-sided tests at alpha/2 each: the same error rate as the two-sided interval.
         if inference.p_value < inference.alpha / 2:
@@ -317,7 +409,7 @@ def verdict(inference: Inference, *, min_samples: int) -> str:
             return "worse"
         return "no_difference"
     ci = inference.relative_performance_ci
-    if ci is None:
+    if ci is None or inference.undecided:
         return "insufficient_data"
     if ci[0] > 1:
         return "better"

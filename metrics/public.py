@@ -88,7 +88,7 @@ def window_comparison(
     same comparison, interval and verdict as two systems get, with the two sides read from two time
     windows instead (each [since, until)). `since`/`until` of the answer span both windows."""
 
-    def side(window: tuple[datetime, datetime]) -> Side:
+    def side(window: tuple[datetime, datetime], rollups: bool = True) -> Side:
         read, _ = sides_fetch(
             definition=definition,
             baseline=system,
@@ -96,6 +96,7 @@ def window_comparison(
             workload=workload,
             since=window[0],
             until=window[1],
+            rollups=rollups,
         )
         return read
 
@@ -106,4 +107,6 @@ def window_comparison(
         since=before[0],
         until=after[1],
         statistic=statistic,
+        # Where the rollups' buckets cannot settle the verdict: both windows' rows, exactly.
+        reread=lambda: (side(before, rollups=False), side(after, rollups=False)),
     )

@@ -12,6 +12,13 @@ METHODS = {
 }
 
 
+def method_described(method: str) -> str:
+    """A comparison's `method` in words: the statistical method's, then which read answered it
+    (metrics.selectors.comparison.compute: " (rollups)", " (rows: the rollups could not tell)", …)."""
+    base = next((name for name in METHODS if method.startswith(name)), None)
+    return METHODS[base] + method[len(base) :] if base else method
+
+
 def comparison_sentence(
     *, statistic: str, direction: str | None, baseline: float | None, candidate: float | None
 ) -> str:

@@ -56,7 +56,14 @@ class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
     )
     change_pct = serializers.FloatField(allow_null=True)
     improvement_pct = serializers.FloatField(allow_null=True)
-    method = serializers.ChoiceField(choices=["order-statistic", "welch-fieller", "mann-whitney", "none"])
+    method = serializers.CharField(
+        help_text="order-statistic | welch-fieller | mann-whitney | none, then which read answered: "
+        "nothing more for the rows; ' (rollups)' for the day rollups (quantile intervals read to the "
+        "buckets' edges, so they contain the exact ones); ' (rows: the rollups could not tell)' where "
+        "the buckets could not settle the verdict and the rows were read exactly; ' (histogram "
+        "buckets)' for OTLP histogram points; ': cannot tell at the buckets' accuracy' appended where "
+        "no exact read was possible (verdict insufficient_data)."
+    )
     p_value = serializers.FloatField(
         allow_null=True, help_text="One-sided, H1: the candidate is better; null where no test applies."
     )
@@ -67,9 +74,11 @@ class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
     verdict = serializers.ChoiceField(choices=["better", "worse", "no_difference", "insufficient_data"])
     reason = serializers.CharField()
     approximate = serializers.BooleanField(
-        help_text="Read from the day rollups (a side has more rows than the rollup threshold: the whole "
-        "UTC days inside since/until, which then show that window), or from OTLP histogram buckets "
-        "(each side's `bounds` say where its quantiles lie; their intervals reach the buckets' edges)."
+        help_text="Answered from the day rollups (a side has more rows than the rollup threshold: the "
+        "whole UTC days inside since/until, plus the rows of the partial days at either end, so n is "
+        "exactly the window's rows), or from OTLP histogram buckets (each side's `bounds` say where its "
+        "quantiles lie). Either way quantile intervals reach the buckets' edges and contain the exact "
+        "ones. False where the rows answered, including after the buckets could not tell (`method`)."
     )
     accuracy = serializers.FloatField(
         allow_null=True,

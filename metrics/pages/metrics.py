@@ -19,7 +19,7 @@ from metrics.models import MetricDefinition, PullSource, System, point_kind_fits
 from metrics.pages.comparison_slicing import group_cards, page_params, recent_tag_keys, tags_as_text
 from metrics.pages.metrics_forms import ComparisonForm, RegistryFilterForm
 from metrics.selectors.comparison.tags import tag_filters_text
-from metrics.wording import METHODS, comparison_sentence
+from metrics.wording import comparison_sentence, method_described
 
 
 @require_GET
@@ -138,7 +138,7 @@ def comparison_page(request: HtmxHttpRequest) -> HttpResponse:
         "error": error,
         "chart": chart,
         "sentence": sentence,
-        "method": METHODS.get(result.method, result.method) if result else "",
+        "method": method_described(result.method) if result else "",
         "confidence": f"{(1 - result.alpha) * 100:g}" if result else "",
         "sides": [(result.baseline, "baseline"), (result.candidate, "candidate")] if result else [],
         "groups": group_cards(result) if result and result.group_by else [],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -82,10 +83,11 @@ class Buckets:
 
     def bound(self, fraction: float) -> tuple[float, float]:
         """Where the percentile_cont at `fraction` of the true values certainly lies."""
-        position = fraction * (len(self) - 1)
-        low, high = math.floor(position), math.ceil(position)
-        (a, b), (c, d) = self.bracket(low), self.bracket(high)
-        return _lerp(a, c, position - low), _lerp(b, d, position - low)
+        return quantile_bound(self, fraction)
+
+    def ranges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every value's closed range and count, (lows, highs, counts): what Mann–Whitney's bounds read."""
+        return np.asarray(self.lows, float), np.asarray(self.highs, float), np.asarray(self.counts, np.int64)
 
     def grouped(self) -> tuple[np.ndarray, np.ndarray]:
         """Ascending bucket midpoints and their counts: the sample as the buckets know it."""
@@ -105,6 +107,23 @@ class Buckets:
                 moments.add(n, self.total, m2, float(min(self.lows)), float(max(self.highs)))
             self._moments = moments
         return self._moments
+
+
+class Bracketed(Protocol):
+    """A sample whose i-th smallest value is known to lie in a closed range (Buckets, a rollup Sketch)."""
+
+    def __len__(self) -> int: ...
+
+    def bracket(self, index: int) -> tuple[float, float]: ...
+
+
+def quantile_bound(sample: Bracketed, fraction: float) -> tuple[float, float]:
+    """Where the percentile_cont at `fraction` of the true values certainly lies: the interpolation
+    of the two ranks' brackets, end by end (each end is monotone in the values it interpolates)."""
+    position = fraction * (len(sample) - 1)
+    low, high = math.floor(position), math.ceil(position)
+    (a, b), (c, d) = sample.bracket(low), sample.bracket(high)
+    return _lerp(a, c, position - low), _lerp(b, d, position - low)
 
 
 def _lerp(start: float, end: float, share: float) -> float:

@@ -1,25 +1,26 @@
 """Comparison sides from the day rollups: counts first, then (for large windows) merged sketches.
 
-A window is approximated by the whole UTC days inside it: from the first midnight at or after `since`
-to the last midnight at or before `until` (no `until`: through today, whose rollup holds every row so
-far). So an approximate answer never reads rows outside the asked window, and states the window it
-read (`effective_window`). Partial edge days are left out rather than read from the rows: reading
-them would scan the series' index again, which is what the rollups avoid.
+A window's whole UTC days come from their rollups; the partial days at either end (from `since` to
+the first midnight after it, from the last midnight before `until` to `until`) are read from the
+rows, bucketed with the same LOG_GAMMA and merged into the sketch with their exact moments. So a
+window's n is exactly the rows in it, and only the edges' rows are read (no `until`: through today,
+whose rollup holds every row so far). A window without a whole day in it is never read from rollups.
 
-Two queries whatever the number of windows: the moments of every window's days (which also decide,
-per window, whether it is over settings.ROLLUP_THRESHOLD), and the merged buckets of those that are.
+Two queries whatever the number of windows: the moments of every window's whole days (which also
+decide, per window, whether it is over settings.ROLLUP_THRESHOLD), and, for those that are, the
+merged buckets of their days with the bucketed rows of their edges (one UNION ALL).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 
 from core.replica import read_connection
-from metrics.rollups.sketch import Sketch
+from metrics.rollups.sketch import LOG_GAMMA, Sketch
 
 WANTED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date)"
 MATCH = """
@@ -36,15 +37,33 @@ MOMENTS_SQL = (
     "SELECT wanted.idx, r.system_id, r.n, r.total, r.m2, r.min, r.max, r.zeros, d.has_histograms "
     "FROM wanted JOIN metrics_metricdefinition d ON d.id = wanted.definition_id LEFT" + MATCH
 )
+EDGED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date, %s::timestamptz, %s::timestamptz, %s::timestamptz, %s::timestamptz)"
+# The rollups' bucket counts per window and system (edge columns NULL), then the edge rows' buckets
+# with their own moments: bucketed as metrics.rollups.maintain buckets a day, ⌈ln|v| / ln γ⌉ by sign.
 BINS_SQL = (
-    "WITH wanted (idx, definition_id, workload_id, first_day, end_day) AS (VALUES {rows}) "
-    "SELECT wanted.idx, r.system_id, b.sign, b.key::int, sum(b.count::bigint) FROM wanted"
+    "WITH wanted (idx, definition_id, workload_id, first_day, end_day, head_from, head_to, tail_from, "
+    "tail_to) AS (VALUES {rows}) "
+    "SELECT wanted.idx, r.system_id, b.sign, b.key::int, sum(b.count::bigint), NULL::float8, "
+    "NULL::float8, NULL::float8, NULL::float8 FROM wanted"
     + MATCH
     + """
 CROSS JOIN LATERAL (
     SELECT 1, key, value FROM jsonb_each_text(r.bins)
     UNION ALL SELECT -1, key, value FROM jsonb_each_text(r.negative_bins)
 ) AS b (sign, key, count)
+GROUP BY 1, 2, 3, 4
+UNION ALL
+SELECT wanted.idx, o.system_id, sign(o.value)::int,
+       CASE WHEN o.value = 0 THEN 0 ELSE ceil(ln(abs(o.value)) / %s)::int END,
+       count(*), sum(o.value), coalesce(var_pop(o.value), 0) * count(*), min(o.value), max(o.value)
+FROM wanted
+CROSS JOIN LATERAL (VALUES (wanted.head_from, wanted.head_to), (wanted.tail_from, wanted.tail_to))
+    AS edge (start_at, end_at)
+JOIN metrics_observation o
+  ON o.definition_id = wanted.definition_id AND o.system_id IN (%s, %s)
+ AND (wanted.workload_id IS NULL OR o.workload_id = wanted.workload_id)
+ AND o.observed_at >= edge.start_at AND o.observed_at < edge.end_at
+WHERE edge.start_at < edge.end_at
 GROUP BY 1, 2, 3, 4
 """
 )
@@ -69,16 +88,28 @@ def whole_days(since: datetime | None, until: datetime | None) -> tuple[date | N
     return first, end
 
 
-def effective_window(
-    since: datetime | None, until: datetime | None
-) -> tuple[datetime | None, datetime | None]:
-    """The window an approximate answer read, as instants (midnights UTC)."""
-    first, end = whole_days(since, until)
+def _midnight(day: date | None) -> datetime | None:
+    return datetime.combine(day, time.min, tzinfo=UTC) if day else None
 
-    def midnight(day: date | None) -> datetime | None:
-        return datetime.combine(day, time.min, tzinfo=UTC) if day else None
 
-    return midnight(first), midnight(end)
+def edges(window: Window) -> tuple[tuple[datetime, datetime] | None, tuple[datetime, datetime] | None]:
+    """The partial days at the window's two ends, [since, first midnight) and [last midnight, until):
+    read from the rows, not the rollups (None where the window starts or ends at a midnight or is open)."""
+    first, end = whole_days(window.since, window.until)
+    head = tail = None
+    if (
+        window.since is not None
+        and first is not None
+        and (since := window.since.astimezone(UTC)).time() != time.min
+    ):
+        head = (since, cast(datetime, _midnight(first)))
+    if (
+        window.until is not None
+        and end is not None
+        and (until := window.until.astimezone(UTC)).time() != time.min
+    ):
+        tail = (cast(datetime, _midnight(end)), until)
+    return head, tail
 
 
 def _rows(windows: list[Window]) -> tuple[str, list[Any]]:
@@ -86,6 +117,15 @@ def _rows(windows: list[Window]) -> tuple[str, list[Any]]:
     for index, window in enumerate(windows):
         params += [index, window.definition_id, window.workload_id, *whole_days(window.since, window.until)]
     return ", ".join([WANTED] * len(windows)), params
+
+
+def _edged_rows(windows: list[Window]) -> tuple[str, list[Any]]:
+    params: list[Any] = []
+    for index, window in enumerate(windows):
+        head, tail = edges(window)
+        params += [index, window.definition_id, window.workload_id, *whole_days(window.since, window.until)]
+        params += [*(head or (None, None)), *(tail or (None, None))]
+    return ", ".join([EDGED] * len(windows)), params
 
 
 def rollups_answer(rows: int, threshold: int | None = None) -> bool:
@@ -134,12 +174,17 @@ def sketches_over_threshold(
         return Thresholds({}, histograms)
     chosen = [windows[i] for i in sorted(large)]
     position = dict(enumerate(sorted(large)))  # index in `chosen` → index in `windows`
-    rows, params = _rows(chosen)
+    rows, params = _edged_rows(chosen)
     with read_connection().cursor() as cursor:
-        cursor.execute(BINS_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
-        for index, system_id, sign, key, count in cursor.fetchall():
-            sketch = sketches[(position[index], system_id)]
-            (sketch.positive if sign == 1 else sketch.negative)[key] = count
+        cursor.execute(
+            BINS_SQL.format(rows=rows),
+            [*params, baseline_id, candidate_id, LOG_GAMMA, baseline_id, candidate_id],
+        )
+        for index, system_id, sign, key, count, total, m2, low, high in cursor.fetchall():
+            sketch = sketches.setdefault((position[index], system_id), Sketch())
+            sketch.add_bucket(sign, key, int(count))
+            if total is not None:  # an edge's rows: their exact moments join the days'
+                sketch.moments.add(int(count), total, m2, low, high)
     chosen_sketches = {
         i: (sketches.get((i, baseline_id), Sketch()), sketches.get((i, candidate_id), Sketch()))
         for i in sorted(large)

@@ -10,7 +10,10 @@ smallest and largest ranks return the exact min and max. The buckets are compute
 
 A `Sketch` quacks like the sorted array the exact path hands to `metrics.inference`: `len(s)`, `s[i]`
 (the i-th smallest, negative i from the end); plus the moments for the mean and the grouped values for
-Mann–Whitney U.
+Mann–Whitney U. Like `metrics.rollups.buckets.Buckets` it also says where each rank certainly lies,
+`bracket(i)`: its bucket's edges (clamped to the exact min and max). The order-statistic intervals
+are read from those edges, so an interval from a sketch always contains the exact one: two ranks in
+one bucket give that bucket's width, not a point.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ if TYPE_CHECKING:
 ACCURACY = 0.005  # α: the relative error bound of every value read from a sketch
 GAMMA = (1 + ACCURACY) / (1 - ACCURACY)
 LOG_GAMMA = math.log(GAMMA)
+
+
+# The SQL's ⌈ln|v| / ln γ⌉ and γ**k are each a few ulps off: an edge moved out by far more than that
+# still holds every value its key was computed for.
+EDGE_SLACK = 1e-9
 
 
 def representative(key: int) -> float:
@@ -86,6 +94,16 @@ class Sketch:
     negative: dict[int, int] = field(default_factory=dict)  # by magnitude
     zeros: int = 0
     _cumulative: tuple[list[int], list[float]] | None = field(default=None, repr=False)
+    _edges: Buckets | None = field(default=None, repr=False)
+
+    def add_bucket(self, sign: int, key: int, count: int) -> None:
+        """Add `count` values of one bucket (sign −1, 0 or 1; key as LOG_GAMMA keys it)."""
+        if sign == 0:
+            self.zeros += count
+        else:
+            target = self.positive if sign > 0 else self.negative
+            target[key] = target.get(key, 0) + count
+        self._cumulative = self._edges = None
 
     def add_bins(self, positive: dict[str, int] | str, negative: dict[str, int] | str, zeros: int) -> None:
         """Add bucket counts ({key: count}, or its JSON text as Django's cursor returns jsonb)."""
@@ -94,7 +112,7 @@ class Sketch:
             for key, count in source.items():
                 target[int(key)] = target.get(int(key), 0) + int(count)
         self.zeros += int(zeros)
-        self._cumulative = None
+        self._cumulative = self._edges = None
 
     @classmethod
     def of_values(cls, values: ArrayLike) -> Sketch:
@@ -123,6 +141,55 @@ class Sketch:
 
     def __len__(self) -> int:
         return self.moments.n
+
+    def bracket(self, index: int) -> tuple[float, float]:
+        """Where the index-th smallest value certainly lies: its bucket's edges, within [min, max];
+        the smallest and largest exactly. The rank lookup is Buckets' (metrics.rollups.buckets)."""
+        n = self.moments.n
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(index)
+        if index == 0:
+            return self.moments.min, self.moments.min
+        if index == n - 1:
+            return self.moments.max, self.moments.max
+        if self._edges is None:
+            self._edges = self._as_buckets()
+        low, high = self._edges.bracket(index)
+        return max(low, self.moments.min), min(high, self.moments.max)
+
+    def bound(self, fraction: float) -> tuple[float, float]:
+        """Where the exact percentile_cont at `fraction` certainly lies."""
+        from metrics.rollups.buckets import quantile_bound
+
+        return quantile_bound(self, fraction)
+
+    def ranges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every bucket's closed range of values (within [min, max]) and count, ascending."""
+        if self._edges is None:
+            self._edges = self._as_buckets()
+        low, high, counts = self._edges.ranges()
+        return np.maximum(low, self.moments.min), np.minimum(high, self.moments.max), counts
+
+    def _as_buckets(self) -> Buckets:
+        """Every bucket as the closed range of values it can hold: magnitudes in (γ^(k−1), γ^k]."""
+        from metrics.rollups.buckets import Buckets
+
+        lows, highs, counts = [], [], []
+        for key in sorted(self.negative, reverse=True):
+            lows.append(-(GAMMA**key) * (1 + EDGE_SLACK))
+            highs.append(-(GAMMA ** (key - 1)) * (1 - EDGE_SLACK))
+            counts.append(self.negative[key])
+        if self.zeros:
+            lows.append(0.0)
+            highs.append(0.0)
+            counts.append(self.zeros)
+        for key in sorted(self.positive):
+            lows.append(GAMMA ** (key - 1) * (1 - EDGE_SLACK))
+            highs.append(GAMMA**key * (1 + EDGE_SLACK))
+            counts.append(self.positive[key])
+        return Buckets(lows=lows, highs=highs, counts=counts)
 
     def __getitem__(self, index: int) -> float:
         """The index-th smallest value (0-based, negative from the end), within ACCURACY; min and max exact."""

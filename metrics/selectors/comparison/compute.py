@@ -9,16 +9,16 @@ verdict is a pure function of that inference (verdict.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any, Required, TypedDict, Unpack
 
 from django.conf import settings
 
-from metrics.inference import STATISTICS, infer
+from metrics.inference import STATISTICS, Inference, infer
 from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.buckets import relative_bound
-from metrics.rollups.read import effective_window
 from metrics.rollups.sketch import ACCURACY
 from metrics.selectors.comparison.sampling import SamplingCheck, sampling_check
 from metrics.selectors.comparison.slices import (
@@ -28,7 +28,13 @@ from metrics.selectors.comparison.slices import (
     sliced_sides_fetch,
 )
 from metrics.selectors.comparison.sql import Side, SideStats, sides_fetch
-from metrics.selectors.comparison.verdict import comparison_verdict
+from metrics.selectors.comparison.verdict import Verdict, comparison_verdict
+
+# What `method` adds to the statistical method's name, by the read that answered (none: the rows).
+FROM_ROLLUPS = " (rollups)"  # the day rollups' buckets settled it (intervals to the bucket edges)
+FROM_BUCKETS = " (histogram buckets)"  # OTLP histogram points' buckets settled it
+REREAD = " (rows: the rollups could not tell)"  # read exactly after the buckets could not settle it
+CANNOT_TELL = ": cannot tell at the buckets' accuracy"  # and no exact read was possible here
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_SAMPLES = 30
@@ -76,8 +82,9 @@ class Comparison:
     min_samples: int
     verdict: str
     reason: str
-    # Read from the day rollups (a side over settings.ROLLUP_THRESHOLD rows): every value and bound is
-    # within `accuracy` (relative) of the exact one over the whole days of the window (since/until).
+    # Answered from the day rollups (a side over settings.ROLLUP_THRESHOLD rows) or histogram buckets:
+    # every value is within `accuracy` (relative) of the exact one and every interval contains the
+    # exact one (bucket edges); `method` says which read answered (METHOD_SUFFIXES).
     approximate: bool = False
     accuracy: float | None = None
     # Dimension slicing: the tag filters read, the group-by key, one comparison per group value present
@@ -168,7 +175,19 @@ def comparison_compute(
         since=since,
         until=until,
     )
-    comparison = comparison_of_sides(sides=sides, **judged)
+
+    def reread() -> tuple[Side, Side]:
+        return sides_fetch(
+            definition=definition,
+            baseline=baseline,
+            candidate=candidate,
+            workload=workload,
+            since=since,
+            until=until,
+            rollups=False,
+        )
+
+    comparison = comparison_of_sides(sides=sides, reread=reread, **judged)
     return _with_sampling(replace(comparison, warnings=warnings) if warnings else comparison, sampling)
 
 
@@ -229,24 +248,46 @@ def comparison_of_sides(
     alpha: float = DEFAULT_ALPHA,
     min_samples: int = DEFAULT_MIN_SAMPLES,
     null_ratio: float = 1.0,
+    reread: Callable[[], tuple[Side, Side]] | None = None,
 ) -> Comparison:
-    """The comparison of samples already read (`sides_fetch`, or `sides_fetch_many` for a batch)."""
+    """The comparison of samples already read (`sides_fetch`, or `sides_fetch_many` for a batch).
+
+    Where the sides came from the rollups and their buckets cannot settle the verdict (the widened
+    interval straddles 1, the exact one might not: `Inference.undecided`), `reread` reads the rows
+    exactly and the answer is theirs; without it the answer says it cannot tell. Only that
+    comparison pays the read."""
     statistic = statistic or definition.statistic
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic {statistic}")
+
+    def judged(base: Side, cand: Side) -> tuple[Inference, Verdict]:
+        inference = infer(
+            statistic=statistic,
+            direction=definition.direction,
+            baseline=base.sample,
+            candidate=cand.sample,
+            alpha=alpha,
+            null_ratio=null_ratio,
+        )
+        return inference, comparison_verdict(inference=inference, min_samples=min_samples)
+
     base, cand = sides
-    inference = infer(
-        statistic=statistic,
-        direction=definition.direction,
-        baseline=base.sample,
-        candidate=cand.sample,
-        alpha=alpha,
-        null_ratio=null_ratio,
-    )
-    outcome = comparison_verdict(inference=inference, min_samples=min_samples)
+    inference, outcome = judged(base, cand)
+    method = inference.method
+    if inference.method == "none":  # min and max: exact from the rollups too, no interval to widen
+        pass
+    elif base.from_rollups or cand.from_rollups:
+        method += FROM_ROLLUPS
+    elif base.approximate or cand.approximate:
+        method += FROM_BUCKETS
+    if inference.undecided and outcome.verdict == "insufficient_data":
+        if reread is not None and (base.from_rollups or cand.from_rollups):
+            base, cand = reread()
+            inference, outcome = judged(base, cand)
+            method = inference.method + REREAD
+        else:
+            method += CANNOT_TELL
     approximate = base.approximate or cand.approximate
-    if base.from_rollups or cand.from_rollups:
-        since, until = effective_window(since, until)
     return Comparison(
         metric=definition.ref,
         unit=definition.unit,
@@ -261,7 +302,7 @@ def comparison_of_sides(
         relative_performance_ci=inference.relative_performance_ci,
         change_pct=outcome.change_pct,
         improvement_pct=outcome.improvement_pct,
-        method=inference.method,
+        method=method,
         p_value=inference.p_value,
         effect_size=inference.effect_size,
         p_value_worse=inference.p_value_worse,

@@ -1,8 +1,9 @@
 """The PostgreSQL part of a comparison: each side's sample, read once and sorted once.
 
 First the day rollups say how many rows each side has (metrics.rollups.read): over
-settings.ROLLUP_THRESHOLD on a side, both sides are the merged day sketches and no row is read
-(approximate, within metrics.rollups.sketch.ACCURACY). Otherwise the exact read below.
+settings.ROLLUP_THRESHOLD on a side, both sides are the merged day sketches plus the bucketed rows of
+the window's partial edge days (approximate: intervals to the buckets' edges). Otherwise the exact
+read below, which is also the read a comparison falls back to where the buckets cannot tell.
 
 One query returns each side's mean (PostgreSQL's avg) and its values as a float8 array in binary;
 numpy sorts each array once. The quantiles, min and max are then read off the sorted array the way
@@ -72,7 +73,7 @@ class Side:
 
     @property
     def from_rollups(self) -> bool:
-        """Read from the day rollups: the whole UTC days of the window, not the window itself."""
+        """Read from the day rollups (and the rows of the window's partial edge days)."""
         return isinstance(self.sample, Sketch)
 
 
@@ -180,8 +181,10 @@ def sides_fetch(
     workload: Workload | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    rollups: bool = True,
 ) -> tuple[Side, Side]:
-    """Both sides in one read. Binary transfer needs psycopg's own cursor: Django's cannot do it."""
+    """Both sides in one read. Binary transfer needs psycopg's own cursor: Django's cannot do it.
+    `rollups=False` reads the rows whatever their number: the answer the rollups could not give."""
 
     def exact_sides(positions: list[int]) -> dict[int, tuple[Side, Side]]:
         filters, params = window_filters(workload, since, until)
@@ -193,6 +196,8 @@ def sides_fetch(
             rows = {system_id: (mean, values) for system_id, mean, values in cursor.fetchall()}
         return {0: (_side(baseline, rows.get(baseline.pk)), _side(candidate, rows.get(candidate.pk)))}
 
+    if not rollups:
+        return exact_sides([0])[0]
     window = Window(definition.pk, workload.pk if workload else None, since, until)
     ((base, cand),) = sides_of_windows(
         [window], baseline=baseline, candidate=candidate, exact_sides=exact_sides

@@ -41,6 +41,11 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
             f"(baseline {inference.baseline.n}, candidate {inference.candidate.n})."
         )
     if name == "distribution":
+        if inference.undecided:
+            return (
+                "Mann–Whitney from the buckets: values within a bucket may lie either way, so the test "
+                "cannot tell this shift at the buckets' accuracy."
+            )
         if outcome == "insufficient_data":
             return inference.reason
         p_better, p_worse = inference.p_value, inference.p_value_worse
@@ -60,6 +65,11 @@ def _reason(inference: Inference, outcome: str, min_samples: int) -> str:
     if ci is None:
         return inference.reason
     interval = f"the {1 - alpha:.0%} interval of relative performance, {ci[0]:.3g} – {ci[1]:.3g},"
+    if inference.undecided:
+        return (
+            f"{interval} read to the buckets' edges, contains 1, but the exact one might not: the "
+            f"difference in {name} is finer than the buckets can tell."
+        )
     if outcome == "better":
         return f"{interval} lies above 1: the candidate's {name} is better."
     if outcome == "worse":
