@@ -27,7 +27,9 @@ DAY = datetime.combine(TODAY - timedelta(days=4), time.min, tzinfo=UTC)  # a who
 rng = np.random.default_rng(2727)
 
 
-def rows(values, *, run: str, start: datetime = DAY, step: timedelta = timedelta(seconds=7), system="rebuilt"):
+def rows(
+    values, *, run: str, start: datetime = DAY, step: timedelta = timedelta(seconds=7), system="rebuilt"
+):
     return [
         {
             "metric": "latency",
@@ -169,7 +171,9 @@ def test_folding_leaves_the_charts_the_buckets_median_until_the_nightly_recomput
 
     values = rng.lognormal(0, 1, 301)
     observations_ingest_rows(rows=rows(values[:200], run="a"), actor=ingest_user)
-    observations_ingest_rows(rows=rows(values[200:], run="b", start=DAY + timedelta(hours=1)), actor=ingest_user)
+    observations_ingest_rows(
+        rows=rows(values[200:], run="b", start=DAY + timedelta(hours=1)), actor=ingest_user
+    )
     rollups_refresh()
     assert ObservationRollup.objects.get().median is None
     [(_, charted, n)] = series_daily(ref["latency"])["finetune"]["rebuilt"]
