@@ -101,15 +101,8 @@ def _copy_direct(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> i
         for row in zip(*valid.columns, repeat(batch_id)):
             copy.write_row(row)
     # Every row was new (the copy is all or nothing): their rollup deltas, from the same columns.
-    rollup_deltas_add(
-        raw.connection,
-        batch_id=batch_id,
-        definitions=valid.columns[DEFINITION],
-        systems=valid.columns[SYSTEM],
-        workloads=valid.columns[WORKLOAD],
-        times=valid.columns[OBSERVED_AT],
-        values=valid.columns[VALUE],
-    )
+    columns = (DEFINITION, SYSTEM, WORKLOAD, OBSERVED_AT, VALUE)
+    rollup_deltas_add(raw, batch_id=batch_id, rows=zip(*(valid.columns[c] for c in columns), strict=True))
     return len(valid)
 
 

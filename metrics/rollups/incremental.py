@@ -13,6 +13,8 @@ are over (metrics.rollups.maintain).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -33,43 +35,29 @@ def deltas_ctes(rows: str) -> str:
 )"""
 
 
-# The rows of a direct COPY, sent back as five arrays in binary: every one of them was inserted.
-DELTAS_FROM_ARRAYS = (
-    "WITH "
-    + deltas_ctes(
-        "unnest(%(definitions)b::bigint[], %(systems)b::bigint[], %(workloads)b::bigint[], "
-        "%(times)b::timestamptz[], %(values)b::float8[]) "
-        "AS rows (definition_id, system_id, workload_id, observed_at, value)"
-    )
-    + " SELECT 1"
-)
+# The rows of a direct COPY go to the server once more, by binary COPY into a temporary table: a third
+# of the client CPU of sending them as five array parameters (5 against 24 ms per 10,000 rows), whose
+# dumping psycopg does in Python, element by element.
+DELTA_ROWS_TABLE = """
+CREATE TEMP TABLE rollup_delta_rows (
+    definition_id bigint, system_id bigint, workload_id bigint, observed_at timestamptz, value float8
+) ON COMMIT DROP
+"""
+DELTAS_FROM_ROWS = "WITH " + deltas_ctes("rollup_delta_rows") + " SELECT 1"
 
 
 def rollup_deltas_add(
-    connection_: psycopg.Connection[Any],
-    *,
-    batch_id: int,
-    definitions: list[int],
-    systems: list[int],
-    workloads: list[int],
-    times: list[Any],
-    values: list[float],
+    cursor: psycopg.Cursor[Any], *, batch_id: int, rows: Iterable[tuple[int, int, int, datetime, float]]
 ) -> None:
-    """In the ingest's transaction: the deltas of rows that were all inserted (a direct COPY)."""
-    # A cursor that binds on the server: the arrays go as binary parameters, not as SQL text.
-    with psycopg.Cursor(connection_) as cursor:
-        cursor.execute(
-            DELTAS_FROM_ARRAYS,
-            {
-                "batch": batch_id,
-                "log_gamma": LOG_GAMMA,
-                "definitions": definitions,
-                "systems": systems,
-                "workloads": workloads,
-                "times": times,
-                "values": values,
-            },
-        )
+    """In the ingest's transaction: the deltas of rows that were all inserted (a direct COPY), each
+    (definition_id, system_id, workload_id, observed_at, value)."""
+    cursor.execute(DELTA_ROWS_TABLE)
+    with cursor.copy("COPY rollup_delta_rows FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(["int8", "int8", "int8", "timestamptz", "float8"])
+        for row in rows:
+            copy.write_row(row)
+    cursor.execute(DELTAS_FROM_ROWS, {"batch": batch_id, "log_gamma": LOG_GAMMA})
+    cursor.execute("DROP TABLE rollup_delta_rows")
 
 
 # One statement: take the definition's deltas, add the rollup rows they add to as one more part each,
