@@ -213,8 +213,8 @@ class IngestBatch(models.Model):
     inserted = models.PositiveIntegerField()
     definition_ids = ArrayField(models.BigIntegerField(), default=list)
     workload_ids = ArrayField(models.BigIntegerField(), default=list)
-    # The span of the batch's observed_at values: which days' rollups it touched (there is no index on
-    # observations by batch, so the rollup refresh cannot ask the rows).
+    # The span of the batch's observed_at values, which days it touched. The rollups no longer need it:
+    # the batch writes its own deltas (metrics.rollups.incremental), as there is no index by batch.
     observed_from = models.DateTimeField(null=True, blank=True)
     observed_to = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -462,7 +462,7 @@ class ObservationRollup(models.Model):
 class RollupDelta(models.Model):
     """One batch's contribution to one day of one series: the rollup's columns over the rows the batch
     inserted, written in its transaction and folded into the ObservationRollup by the rollups_refresh
-    task, which deletes it (metrics.rollups.incremental). A handful of rows at any time, so no index."""
+    task, which deletes it (metrics.rollups.incremental)."""
 
     definition_id = models.BigIntegerField()
     system_id = models.BigIntegerField()
@@ -478,6 +478,13 @@ class RollupDelta(models.Model):
     bins = models.JSONField()
     negative_bins = models.JSONField()
     batch_id = models.BigIntegerField(help_text="The IngestBatch it came from (for tracing; not a key).")
+
+    class Meta:
+        indexes = [
+            # The fold takes a definition's deltas; a recompute drops those of its days. Few rows stand
+            # at a time, but a refresh that fell behind must not scan them once per definition.
+            models.Index(fields=["definition_id", "day"], name="rollupdelta_definition_day"),
+        ]
 
     def __str__(self) -> str:
         return f"rollup delta {self.definition_id}/{self.system_id}/{self.workload_id} {self.day}: +{self.n}"

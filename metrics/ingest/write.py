@@ -123,8 +123,8 @@ def batch_write(
         inserted=len(valid),  # corrected below when some rows were already stored
         definition_ids=valid.distinct(DEFINITION),
         workload_ids=valid.distinct(WORKLOAD),
-        # The days the batch touched, for the rollup refresh (metrics.rollups). In UTC: PostgreSQL
-        # refuses offsets beyond ±15:59, which Python accepts.
+        # The span the batch covers (its rollup deltas are written with the rows instead). In UTC:
+        # PostgreSQL refuses offsets beyond ±15:59, which Python accepts.
         observed_from=min(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
         observed_to=max(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
     )
