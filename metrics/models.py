@@ -213,8 +213,8 @@ class IngestBatch(models.Model):
     inserted = models.PositiveIntegerField()
     definition_ids = ArrayField(models.BigIntegerField(), default=list)
     workload_ids = ArrayField(models.BigIntegerField(), default=list)
-    # The span of the batch's observed_at values: which days' rollups it touched (there is no index on
-    # observations by batch, so the rollup refresh cannot ask the rows).
+    # The span of the batch's observed_at values, which days it touched. The rollups no longer need it:
+    # the batch writes its own deltas (metrics.rollups.incremental), as there is no index by batch.
     observed_from = models.DateTimeField(null=True, blank=True)
     observed_to = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -443,7 +443,8 @@ class ObservationRollup(models.Model):
     zeros = models.BigIntegerField(default=0)
     bins = models.JSONField(default=dict)
     negative_bins = models.JSONField(default=dict)
-    # Exact (percentile_cont) when the day was last recomputed; null on rows written before it existed.
+    # Exact (percentile_cont) when the day was last recomputed; null once a batch's delta was folded in
+    # (until the nightly median recompute, metrics.rollups.maintain), and on rows older than medians.
     median = models.FloatField(null=True, blank=True, help_text="The day's exact median, for charts.")
     refreshed_at = models.DateTimeField(auto_now=True)
 
@@ -456,6 +457,37 @@ class ObservationRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.definition_id}/{self.system_id}/{self.workload_id} {self.day}: n={self.n}"
+
+
+class RollupDelta(models.Model):
+    """One batch's contribution to one day of one series: the rollup's columns over the rows the batch
+    inserted, written in its transaction and folded into the ObservationRollup by the rollups_refresh
+    task, which deletes it (metrics.rollups.incremental)."""
+
+    definition_id = models.BigIntegerField()
+    system_id = models.BigIntegerField()
+    workload_id = models.BigIntegerField()
+    day = models.DateField()
+    n = models.BigIntegerField()
+    total = models.FloatField()
+    m2 = models.FloatField()
+    sumsq = models.FloatField()
+    min = models.FloatField()
+    max = models.FloatField()
+    zeros = models.BigIntegerField()
+    bins = models.JSONField()
+    negative_bins = models.JSONField()
+    batch_id = models.BigIntegerField(help_text="The IngestBatch it came from (for tracing; not a key).")
+
+    class Meta:
+        indexes = [
+            # The fold takes a definition's deltas; a recompute drops those of its days. Few rows stand
+            # at a time, but a refresh that fell behind must not scan them once per definition.
+            models.Index(fields=["definition_id", "day"], name="rollupdelta_definition_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"rollup delta {self.definition_id}/{self.system_id}/{self.workload_id} {self.day}: +{self.n}"
 
 
 class RollupStale(models.Model):

@@ -9,6 +9,7 @@ definition_superseded = Signal()
 # write, once per batch that stored new rows (receivers write outbox messages, published after commit):
 # batch_id, definition_ids, workload_ids.
 observations_ingested = Signal()
-# Sent by the rollup refresh inside its transaction, once it recomputed days of these definitions (a
-# judgement from rollups can only see a batch after this): definition_ids.
+# Sent by the rollup refresh inside its transaction, once it recomputed days of these definitions or
+# folded batches' deltas into them (a judgement from rollups can only see a batch after this):
+# definition_ids.
 rollups_refreshed = Signal()

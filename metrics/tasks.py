@@ -40,14 +40,32 @@ def observations_partitions_create() -> list[str]:
 
 @shared_task(**queue_options("ingest"))  # type: ignore[untyped-decorator]
 def rollups_refresh() -> int:
-    """Recompute the day rollups that ingest marked stale (metrics.rollups.maintain); idempotent.
-    Also on beat: a refresh whose message was lost is caught up within minutes."""
+    """Bring the day rollups up to the rows (metrics.rollups): recompute the days corrections marked
+    stale, then fold the deltas batches wrote; idempotent. Also on beat: a refresh whose message was
+    lost is caught up within minutes. How many marks were cleared plus rollup rows folded."""
+    from metrics.rollups.incremental import rollups_fold
     from metrics.rollups.maintain import rollups_refresh_stale
 
     cleared = total = rollups_refresh_stale()
     while cleared:  # marks left over beyond one transaction's limit
         cleared = rollups_refresh_stale()
         total += cleared
+    return total + rollups_fold()
+
+
+@shared_task(**queue_options("ingest"))  # type: ignore[untyped-decorator]
+def rollups_medians_recompute() -> int:
+    """Beat, nightly: the exact median of the days before today whose folds nulled it (see
+    metrics.rollups.maintain.rollups_medians_recompute); the charts read the buckets' until then."""
+    from datetime import UTC, datetime
+
+    from metrics.rollups.maintain import rollups_medians_recompute as recompute
+
+    today = datetime.now(UTC).date()
+    done = total = recompute(before=today)
+    while done:  # more days than one call's limit
+        done = recompute(before=today)
+        total += done
     return total
 
 

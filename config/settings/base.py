@@ -336,6 +336,7 @@ CELERY_TASK_ROUTES = {
     "metrics.tasks.pull_sources_scrape": {"queue": "ingest"},
     "metrics.tasks.rollups_refresh": {"queue": "ingest"},
     "metrics.tasks.rollups_rebuild": {"queue": "ingest"},
+    "metrics.tasks.rollups_medians_recompute": {"queue": "ingest"},
 }
 # (soft, hard) time limits in seconds per queue; the soft limit raises in the task, the hard one kills.
 TASK_TIME_LIMITS = {
@@ -405,6 +406,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": crontab(hour=2, minute=41),
     },
     "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
+    # Nightly: the exact medians of yesterday's days, whose folds left the charts the buckets' median.
+    "rollups-medians-recompute": {
+        "task": "metrics.tasks.rollups_medians_recompute",
+        "schedule": crontab(hour=0, minute=23),
+    },
     "incident-rates-derive": {
         "task": "incidents.tasks.incident_rates_derive",
         "schedule": crontab(hour=1, minute=17),

@@ -1,5 +1,5 @@
 """Writing checked observation rows: the IngestBatch row, then binary COPY, references locked once per
-distinct id.
+distinct id, and the rollup deltas of the rows that were new (metrics.rollups.incremental).
 
 Rows are copied straight into the table. When the primary key refuses the copy (a row repeats one
 stored, or one a concurrent batch stored), its savepoint is undone and the batch goes through a
@@ -26,12 +26,15 @@ from metrics.ingest.check import (
     SYSTEM,
     TAGS,
     UNIT,
+    VALUE,
     WORKLOAD,
     ValidRows,
 )
 from metrics.ingest.formats.histograms import Histogram
 from metrics.ingest.rules import JSONB_VERSION, MSG_INVALID
 from metrics.models import IngestBatch, MetricDefinition
+from metrics.rollups.incremental import deltas_ctes, rollup_deltas_add
+from metrics.rollups.sketch import LOG_GAMMA
 from metrics.units import unit_factor
 
 COPY_TYPES = ["int4", "int8", "int8", "int8", "float8", "text", "timestamptz", "text", "text", "text"]
@@ -41,12 +44,18 @@ CREATE TEMP TABLE ingest_rows (
     observed_at timestamptz, run_id text COLLATE "C", source text, tags jsonb
 ) ON COMMIT DROP
 """
-MOVE_ROWS = """
-INSERT INTO metrics_observation
-    (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, batch_id)
-SELECT definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, %s
-FROM ingest_rows
-ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at) DO NOTHING
+# The rows new to the table, and the rollup deltas of exactly those (a repeat adds nothing), in one
+# statement; how many were new.
+MOVE_ROWS = f"""
+WITH moved AS (
+    INSERT INTO metrics_observation
+        (definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, batch_id)
+    SELECT definition_id, system_id, workload_id, value, unit, observed_at, run_id, source, tags, %(batch)s
+    FROM ingest_rows
+    ON CONFLICT (definition_id, system_id, workload_id, run_id, observed_at) DO NOTHING
+    RETURNING definition_id, system_id, workload_id, observed_at, value
+), {deltas_ctes("moved")}
+SELECT count(*) FROM moved
 """
 CONFLICTS = """
 SELECT t.idx, o.value FROM ingest_rows t
@@ -91,6 +100,9 @@ def _copy_direct(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> i
         copy.set_types(DIRECT_TYPES)
         for row in zip(*valid.columns, repeat(batch_id)):
             copy.write_row(row)
+    # Every row was new (the copy is all or nothing): their rollup deltas, from the same columns.
+    columns = (DEFINITION, SYSTEM, WORKLOAD, OBSERVED_AT, VALUE)
+    rollup_deltas_add(raw, batch_id=batch_id, rows=zip(*(valid.columns[c] for c in columns), strict=True))
     return len(valid)
 
 
@@ -111,8 +123,8 @@ def batch_write(
         inserted=len(valid),  # corrected below when some rows were already stored
         definition_ids=valid.distinct(DEFINITION),
         workload_ids=valid.distinct(WORKLOAD),
-        # The days the batch touched, for the rollup refresh (metrics.rollups). In UTC: PostgreSQL
-        # refuses offsets beyond ±15:59, which Python accepts.
+        # The span the batch covers (its rollup deltas are written with the rows instead). In UTC:
+        # PostgreSQL refuses offsets beyond ±15:59, which Python accepts.
         observed_from=min(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
         observed_to=max(valid.columns[OBSERVED_AT]).astimezone(UTC) if len(valid) else None,
     )
@@ -154,8 +166,8 @@ def _merge(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> int:
         copy.set_types(COPY_TYPES)
         for row in zip(valid.indexes, *valid.columns, strict=True):
             copy.write_row(row)
-    raw.execute(MOVE_ROWS, (batch_id,))
-    inserted = raw.rowcount
+    raw.execute(MOVE_ROWS, {"batch": batch_id, "log_gamma": LOG_GAMMA})
+    inserted = int(cast("tuple[int]", raw.fetchone())[0])
     if inserted < len(valid):
         raw.execute(CONFLICTS)
         conflicts = raw.fetchall()

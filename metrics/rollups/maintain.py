@@ -1,14 +1,23 @@
-"""Keeping the day rollups equal to the rows: recompute whole (definition, workload, day) groups in SQL.
+"""Keeping the day rollups equal to the rows: batches add their deltas; corrections recompute whole days.
 
-A recompute reads the raw rows of the days asked for and replaces their rollups in one statement
-group; no row travels to Python. It is idempotent: running it twice, or for days that did not change,
-writes the same rows. Ingest marks what it touched (`rollups_mark_stale`, in its transaction, from the
-batch's observed_from/observed_to); the `rollups_refresh` task recomputes and clears the marks;
-`rollups_rebuild` (the management command) recomputes any span directly.
+- Ingest writes each batch's contribution to every series-day it touched (`RollupDelta`, computed in SQL
+  from the rows it inserted, metrics.rollups.incremental) in its own transaction; the `rollups_refresh`
+  task folds the deltas into the rollups. Its cost follows the batch, never the day it lands in.
+- Anything that removes or changes rows (a withdrawn run, a correction) marks the days it touched
+  (`rollups_mark_stale`, in its transaction); the refresh recomputes those days from the rows, first.
+- `rollups_rebuild` (the management command) recomputes any span directly.
 
-Marks are upserted, so an ingest still in flight holds its mark's row lock: the refresh's
-`FOR UPDATE` waits for that commit and then recomputes with its rows visible, and a mark written
-after the refresh took its lock is a new row that the next refresh (queued by that ingest) reads.
+A recompute reads the raw rows of the days asked for and replaces their rollups in one statement group;
+no row travels to Python. It is idempotent: running it twice, or for days that did not change, writes the
+same rows. The statement that reads the rows also drops the deltas of those days, in the same snapshot: a
+batch's rows and its deltas commit together, so every batch is either in the rows it reads (and its
+deltas go) or in neither (and its deltas stay, to be folded later). Every writer of rollups (recompute,
+fold, the median backfill) holds the definition's advisory lock; ingest never writes a rollup row, so
+it waits for none of them.
+
+Marks are upserted, so a correction still in flight holds its mark's row lock: the refresh's `FOR UPDATE`
+waits for that commit and then recomputes with its changes visible, and a mark written after the
+refresh took its lock is a new row that the next refresh (queued with it) reads.
 """
 
 from __future__ import annotations
@@ -17,46 +26,42 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, cast
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from metrics.rollups.sketch import LOG_GAMMA
+from metrics.rollups.summary import SERIES_DAY, SUMMARY_COLUMNS, summary_ctes
 from metrics.signals import rollups_refreshed
 
-# One statement: bucket the rows (sign, ⌈ln|v| / ln γ⌉), then fold the buckets into one rollup row per
-# series and day. m2 combines the buckets' own squared deviations with their means' spread (Chan). The
-# day's exact median rides along for the charts, which then need no sketch at all.
-RECOMPUTE_SQL = """
-WITH buckets AS (
-    SELECT definition_id, system_id, workload_id, (observed_at AT TIME ZONE 'UTC')::date AS day,
-           sign(value)::int AS sign,
-           CASE WHEN value = 0 THEN 0 ELSE ceil(ln(abs(value)) / %(log_gamma)s)::int END AS key,
-           count(*) AS c, sum(value) AS s, sum(value * value) AS ss,
-           coalesce(var_pop(value), 0) * count(*) AS m2, min(value) AS lo, max(value) AS hi
-    FROM metrics_observation
-    WHERE definition_id = %(definition)s AND observed_at >= %(start)s AND observed_at < %(end)s {workloads}
-    GROUP BY 1, 2, 3, 4, 5, 6
-), centred AS (
-    SELECT *, sum(s) OVER series / sum(c) OVER series AS mean
-    FROM buckets WINDOW series AS (PARTITION BY definition_id, system_id, workload_id, day)
-), medians AS (
+
+def definition_lock(cursor: CursorWrapper, definition_id: int) -> None:
+    """Until commit, this transaction alone writes the rollups of this definition."""
+    cursor.execute("SELECT pg_advisory_xact_lock(hashtext('metrics.rollups'), %s::int)", [definition_id])
+
+
+def _recompute_sql(workloads: str) -> str:
+    """The day's summary from its rows, the exact median beside it for the charts; the days' deltas
+    dropped in the same snapshot (see the module's docstring)."""
+    window = (
+        "definition_id = %(definition)s AND observed_at >= %(start)s AND observed_at < %(end)s" + workloads
+    )
+    rows = f"(SELECT definition_id, system_id, workload_id, observed_at, value FROM metrics_observation WHERE {window}) AS rows"
+    return f"""
+WITH {summary_ctes(rows)}, medians AS (
     SELECT definition_id, system_id, workload_id, (observed_at AT TIME ZONE 'UTC')::date AS day,
            percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median
     FROM metrics_observation
-    WHERE definition_id = %(definition)s AND observed_at >= %(start)s AND observed_at < %(end)s {workloads}
+    WHERE {window}
     GROUP BY 1, 2, 3, 4
+), counted AS (
+    DELETE FROM metrics_rollupdelta
+    WHERE definition_id = %(definition)s AND day >= %(first)s AND day < %(end_day)s{workloads}
 )
-INSERT INTO metrics_observationrollup
-    (definition_id, system_id, workload_id, day, n, total, m2, sumsq, min, max, zeros, bins,
-     negative_bins, median, refreshed_at)
-SELECT c.definition_id, c.system_id, c.workload_id, c.day, sum(c.c), sum(c.s),
-       sum(c.m2 + c.c * (c.s / c.c - c.mean) * (c.s / c.c - c.mean)), sum(c.ss), min(c.lo), max(c.hi),
-       coalesce(sum(c.c) FILTER (WHERE c.sign = 0), 0),
-       coalesce(jsonb_object_agg(c.key, c.c) FILTER (WHERE c.sign = 1), '{{}}'::jsonb),
-       coalesce(jsonb_object_agg(c.key, c.c) FILTER (WHERE c.sign = -1), '{{}}'::jsonb),
-       min(m.median), clock_timestamp()
-FROM centred c
-JOIN medians m USING (definition_id, system_id, workload_id, day)
-GROUP BY c.definition_id, c.system_id, c.workload_id, c.day
+INSERT INTO metrics_observationrollup ({SERIES_DAY}, {SUMMARY_COLUMNS}, median, refreshed_at)
+SELECT s.*, m.median, clock_timestamp()
+FROM summary s JOIN medians m USING ({SERIES_DAY})
 """
+
+
 DELETE_SQL = """
 DELETE FROM metrics_observationrollup
 WHERE definition_id = %(definition)s AND day >= %(first)s AND day < %(end_day)s {workloads}
@@ -88,9 +93,9 @@ def rollups_recompute(
         "log_gamma": LOG_GAMMA,
     }
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtext('metrics.rollups'), %s::int)", [definition_id])
+        definition_lock(cursor, definition_id)
         cursor.execute(DELETE_SQL.format(workloads=workloads), params)
-        cursor.execute(RECOMPUTE_SQL.format(workloads=workloads), params)
+        cursor.execute(_recompute_sql(workloads), params)
         return cast(int, cursor.rowcount)  # CursorWrapper passes attributes through untyped
 
 
@@ -147,6 +152,16 @@ def rollups_rebuild(*, definition_ids: list[int] | None = None, since: date | No
     the catch-up after a bulk load or a lost task, one transaction (readers see the old rollups until
     it commits). Days left without rows lose their rollups. How many rollup rows were written."""
     with transaction.atomic(), connection.cursor() as cursor:
+        # Every definition's lock before its rollups are deleted, in one order: a fold waiting on a
+        # deleted row while this waits on the fold's lock would be a deadlock.
+        cursor.execute(
+            """
+            SELECT pg_advisory_xact_lock(hashtext('metrics.rollups'), id::int)
+            FROM (SELECT id FROM metrics_metricdefinition
+                  WHERE %(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]) ORDER BY id) AS definitions
+            """,
+            {"ids": definition_ids},
+        )
         cursor.execute(
             """
             DELETE FROM metrics_observationrollup
@@ -169,3 +184,45 @@ def rollups_rebuild(*, definition_ids: list[int] | None = None, since: date | No
         for definition_id, start, end in spans:
             written += rollups_recompute(definition_id=definition_id, first=utc_day(start), last=utc_day(end))
         return written
+
+
+MEDIANS_SQL = """
+UPDATE metrics_observationrollup r SET median = m.median
+FROM (
+    SELECT system_id, workload_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median
+    FROM metrics_observation
+    WHERE definition_id = %(definition)s AND observed_at >= %(start)s AND observed_at < %(end)s
+    GROUP BY 1, 2
+) AS m
+WHERE r.definition_id = %(definition)s AND r.day = %(day)s AND r.median IS NULL
+  AND (r.system_id, r.workload_id) = (m.system_id, m.workload_id)
+"""
+
+
+def rollups_medians_recompute(*, before: date, limit: int = 200) -> int:
+    """The exact median of days before `before` whose rollup has none (a fold nulled it, or the row is
+    older than medians): one read of each such day's rows, once it is over, at most `limit` (definition,
+    day) pairs; how many rollup rows got theirs. Nightly on beat: until then a chart reads the day's
+    median from its buckets. A batch that lands in the day later nulls it again when folded."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT DISTINCT definition_id, day FROM metrics_observationrollup
+            WHERE median IS NULL AND day < %s ORDER BY 1, 2 LIMIT %s
+            """,
+            [before, limit],
+        )
+        days = cursor.fetchall()
+    updated = 0
+    for definition_id, day in days:
+        with transaction.atomic(), connection.cursor() as cursor:
+            definition_lock(cursor, definition_id)
+            params = {
+                "definition": definition_id,
+                "day": day,
+                "start": _midnight(day),
+                "end": _midnight(day + timedelta(days=1)),
+            }
+            cursor.execute(MEDIANS_SQL, params)
+            updated += cursor.rowcount
+    return updated

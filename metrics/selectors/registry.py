@@ -109,8 +109,9 @@ def series_daily(
     """{workload: {system: [(day's midnight UTC, median, n), …]}} for charts, UTC days since..until
     (exclusive); one query.
 
-    Read from the day rollups alone (metrics.rollups): each day's exact median, kept by the refresh (on a
-    day not recomputed since medians were kept, its sketch's, within the sketch's accuracy)."""
+    Read from the day rollups alone (metrics.rollups): each day's exact median where the rollup has one
+    (a recompute, or the nightly median recompute), else its sketch's, within the sketch's accuracy (a
+    day a batch was added to since)."""
     window = ""
     params: list[int | date] = [definition.pk]
     if since:
@@ -136,7 +137,7 @@ def series_daily(
             bins,
             negative,
         ) in cursor.fetchall():
-            if median is None:  # a day not recomputed since medians were kept: read it from its sketch
+            if median is None:  # a batch was added since its last recompute: read it from its sketch
                 sketch = Sketch()
                 sketch.moments.add(n, total, m2, low, high)
                 sketch.add_bins(bins, negative, zeros)
