@@ -108,26 +108,33 @@ def in_process_cpu(
     return (process + database) / repeat, statistics.median(walls)
 
 
-def plan_buffers(sql: str, params: object, cursor) -> int:
-    """Shared buffers (8 KiB pages, hit or read) one statement's executed plan touched."""
-    cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
-    plan = cursor.fetchone()[0][0]["Plan"]
-    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]
-
-
 def request_buffers(request: Callable[[], object]) -> tuple[int, int]:
-    """(buffers, queries) of one request: every SELECT it ran, explained again with ANALYZE, BUFFERS
-    (the statements as sent, with their parameters bound)."""
+    """(buffers, queries) of one request: the shared buffers (8 KiB pages, hit or read) of every SELECT
+    it ran, explained again with ANALYZE, BUFFERS and the same parameters. Statements are recorded at
+    psycopg's cursor, so those the app sends on psycopg's own cursor (binary reads) count too."""
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
-    with CaptureQueriesContext(connection) as captured:
+    sent: list[tuple[type, object, object]] = []
+    execute = psycopg.Cursor.execute
+
+    def recording(self, query, params=None, **kwargs):  # type: ignore[no-untyped-def]
+        sent.append((type(self), query, params))
+        return execute(self, query, params, **kwargs)
+
+    psycopg.Cursor.execute = recording  # type: ignore[method-assign]
+    try:
         request()
-    selects = [
-        q["sql"]
-        for q in captured.captured_queries
-        if q["sql"].lstrip().upper().startswith(("SELECT", "WITH"))
-    ]
-    with connection.cursor() as cursor:
-        total = sum(plan_buffers(sql, None, cursor) for sql in selects)
-    return total, len(captured.captured_queries)
+    finally:
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+    total = 0
+    connection.ensure_connection()
+    for cursor_class, query, params in sent:
+        # The same kind of cursor: Django's binds parameters client-side, psycopg's own server-side.
+        with cursor_class(connection.connection) as cursor:
+            text = query if isinstance(query, str) else query.as_string(cursor)
+            if not text.lstrip().upper().startswith(("SELECT", "WITH")):
+                continue
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + text, params)
+            plan = cursor.fetchone()[0][0]["Plan"]
+            total += plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]
+    return total, len(sent)
