@@ -133,7 +133,9 @@ def stale_marks() -> int:
         return conn.execute("SELECT count(*) FROM metrics_rollupstale").fetchone()[0]
 
 
-def run_api(rows: list[dict], batch: int, token: str, port: int) -> tuple[float, dict[str, float]]:
+def run_api(
+    rows: list[dict], batch: int, token: str, port: int, server_pid: int
+) -> tuple[float, dict[str, float]]:
     """(wall seconds, CPU seconds by part) of posting every row, with the follow-ups, until fresh."""
     url = f"http://127.0.0.1:{port}/api/v1/observations/batch/"
     bodies = [orjson.dumps({"observations": rows[i : i + batch]}) for i in range(0, len(rows), batch)]
@@ -154,7 +156,7 @@ def run_api(rows: list[dict], batch: int, token: str, port: int) -> tuple[float,
 
     connection.close()  # the pool holds 4: one for each posting thread's follow-ups
     with connect() as watcher:
-        server = cpu_seconds(gunicorn_workers(SERVER[port]))
+        server = cpu_seconds(gunicorn_workers(server_pid))
         api_db = cpu_seconds(backends(watcher, API_APPLICATION))
         other_db = cpu_seconds(backends_except(watcher, API_APPLICATION))
         started = time.perf_counter()
@@ -165,7 +167,7 @@ def run_api(rows: list[dict], batch: int, token: str, port: int) -> tuple[float,
                 follow_up_cpu.append(follow_ups())
             elapsed = time.perf_counter() - started
             cpu = {
-                "gunicorn": cpu_since(server, cpu_seconds(gunicorn_workers(SERVER[port]))),
+                "gunicorn": cpu_since(server, cpu_seconds(gunicorn_workers(server_pid))),
                 "its PostgreSQL": cpu_since(api_db, cpu_seconds(backends(watcher, API_APPLICATION))),
                 "follow-ups": sum(follow_up_cpu),
                 "their PostgreSQL": cpu_since(
@@ -175,9 +177,6 @@ def run_api(rows: list[dict], batch: int, token: str, port: int) -> tuple[float,
     assert inserted == len(rows), f"inserted {inserted} of {len(rows)}"
     assert not stale_marks(), "rollups not fresh after the follow-ups"
     return elapsed, cpu
-
-
-SERVER: dict[int, int] = {}  # port -> gunicorn's pid
 
 
 def run_raw_copy(
@@ -337,14 +336,13 @@ def main() -> None:
     system_ids = {"bench-legacy": legacy.pk, "bench-rebuilt": rebuilt.pk}
     port = free_port()
     server = start_gunicorn(port)
-    SERVER[port] = server.pid
 
     def measure(phase: str) -> dict[str, tuple[float, dict[str, float]]]:
         """The median by CPU of `--repeat` alternating runs of each side: the machine's other work
         comes and goes, and alternating spreads it over both."""
         runs: dict[str, list] = {"API": [], "COPY": []}
         for _ in range(args.repeat):
-            runs["API"].append(run_api(rows, args.batch, token, port))
+            runs["API"].append(run_api(rows, args.batch, token, port, server.pid))
             measured_rows_remove(definition.pk, start)
             runs["COPY"].append(run_raw_copy(rows, definition.pk, system_ids, workload.pk, indexed=True))
             measured_rows_remove(definition.pk, start)
