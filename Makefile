@@ -34,7 +34,8 @@ schemathesis: $(STAMP)
 	@$(with_db) $(BIN)/python scripts/schemathesis_run.py $(SCHEMATHESIS_ARGS)
 
 # Every benchmark at the README's target sizes (tens of millions of rows: about an hour on 2 cores), on a
-# database of its own (<name>_bench), ending with their `ratio <name>: <x>` lines (scripts/bench.py).
+# database of its own (<name>_bench), ending with their target lines as the README's markdown table, with
+# the run's date and load (scripts/bench.py). Figures are CPU time, each printed with the load beside it.
 # make bench BENCH_ARGS=--quick   → a tenth of the sizes, to check they run; BENCH_ARGS="--only compare"
 bench: $(STAMP)
 	@$(with_db) $(BIN)/python scripts/bench.py $(BENCH_ARGS)

@@ -10,10 +10,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 os.environ.setdefault("DJANGO_DEBUG", "false")
+# One process per query (benchmarks/_measure.py): a parallel worker's CPU is gone from /proc when read.
+# libpq applies PGOPTIONS to every connection, the gunicorn workers' too (they inherit it).
+if "max_parallel_workers_per_gather" not in os.environ.get("PGOPTIONS", ""):
+    os.environ["PGOPTIONS"] = (
+        f"{os.environ.get('PGOPTIONS', '')} -c max_parallel_workers_per_gather=0".strip()
+    )
 
 import django  # noqa: E402 - exported for scripts that only need Django set up
 
 django.setup()
+
+import logging  # noqa: E402
+
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the figures
 
 from django.contrib.auth.models import User  # noqa: E402
 

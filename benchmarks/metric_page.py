@@ -14,6 +14,7 @@ import argparse
 import statistics
 import time
 
+from _measure import load, target
 from _setup import BENCH_METRIC, reference_data, remove_observations
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -89,14 +90,21 @@ def main() -> None:
         )
         results[size] = page_timings(client, args.repeat)
         p50, p95, queries = results[size]
-        print(f"{size:>11,} observations: metric page p50 {p50:.1f} ms, p95 {p95:.1f} ms, {queries} queries")
+        print(
+            f"{size:>11,} observations: metric page p50 {p50:.1f} ms, p95 {p95:.1f} ms (wall), {queries} queries"
+            f"  {load()}"
+        )
     remove_observations(definition=reference_data()[0])
     p95 = results[args.observations][1]
     same = results[SMALL][2] == results[args.observations][2]
-    print(
-        f"metric page at {args.observations:,}: p95 {p95:.0f} ms (target < 150 ms), "
-        f"queries {'constant' if same else 'GROW'} ({results[SMALL][2]} → {results[args.observations][2]})"
-    )
+    target(
+        "metric-page-p95-ms", p95, "< 150", ratio=False, digits=1,
+        note=f"at {args.observations:,} observations, wall time",
+    )  # fmt: skip
+    target(
+        "metric-page-query-growth", results[args.observations][2] / results[SMALL][2], "= 1", ratio=False,
+        note=f"queries {results[SMALL][2]} → {results[args.observations][2]} ({'constant' if same else 'GROW'})",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -4,10 +4,11 @@
 
 Creates (or empties) the database `<DATABASE_URL's name>_bench` on the same server, migrates it, runs
 each script of BENCHMARKS with DATABASE_URL pointing there, streams its output, and ends with the
-`ratio <name>: <x>` lines of all of them, which are what the README's table records. The benchmarks
-REINDEX and VACUUM the observations table and fill it with tens of millions of rows, so they never run
-on a database that anything else uses. `--quick` runs every benchmark at a tenth of the size, to check
-they work (the ratios then say little).
+target lines of all of them (`[ratio ]<name>: <x>  (target <op> <y>)  load <l>`, benchmarks/_measure.py)
+as a markdown table with the run's date, size and load: the README's performance table is that table,
+pasted from one run. The benchmarks REINDEX and VACUUM the observations table and fill it with tens of
+millions of rows, so they never run on a database that anything else uses. `--quick` runs every
+benchmark at a tenth of the size, to check they work (the ratios then say little).
 """
 
 from __future__ import annotations
@@ -31,18 +32,28 @@ PYTHON = sys.executable
 BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
     "ingest": (
         "ingest.py",
-        # The median of three alternating runs: a single run swung with the machine (0.65 once, where
-        # medians of three on the same machine gave 0.82-0.91).
-        ["--rows", "1000000", "--prefill", "20000000", "--repeat", "3"],
-        ["--rows", "100000", "--prefill", "2000000", "--repeat", "3"],
+        # The median (by CPU) of three alternating runs of each side, empty and with 10M rows stored.
+        ["--rows", "1000000", "--prefill", "10000000", "--repeat", "3"],
+        ["--rows", "100000", "--prefill", "1000000", "--repeat", "3"],
     ),
     "window": ("window.py", [], ["--sizes", "100000", "1000000"]),
-    "compare": ("compare.py", ["--sizes", "10000000"], ["--sizes", "1000000"]),
+    "compare": (
+        "compare.py",
+        ["--size", "10000000", "--sweep-rows", "200000"],
+        ["--size", "1000000", "--sweep-rows", "20000"],
+    ),
     "gates": ("gates.py", ["--observations", "10000000"], ["--observations", "1000000"]),
     "metric-page": ("metric_page.py", ["--observations", "10000000"], ["--observations", "1000000"]),
     "http-reads": ("http_reads.py", [], ["--seconds", "3"]),
+    "mixed-load": (
+        "mixed_load.py",
+        ["--observations", "10000000", "--seconds", "60"],
+        ["--observations", "1000000", "--seconds", "10"],
+    ),
 }
-RATIO_LINE = re.compile(r"^ratio [\w-]+: ")
+TARGET_LINE = re.compile(
+    r"^(?P<name>(?:ratio )?[\w-]+): (?P<value>\S+)\s+\(target (?P<target>[^)]*)\)\s+load (?P<load>\S+)(?P<note>.*)$"
+)
 
 
 def bench_database_url(base_url: str) -> str:
@@ -73,9 +84,41 @@ def run(script: str, args: list[str], env: dict[str, str]) -> tuple[int, list[st
     assert process.stdout is not None
     for line in process.stdout:
         print(line, end="", flush=True)
-        if RATIO_LINE.match(line):
+        if TARGET_LINE.match(line.rstrip()):
             ratios.append(line.rstrip())
     return process.wait(), ratios
+
+
+def met(value: str, goal: str) -> str:
+    """Whether `value` meets `goal` ("≥ 0.8", "≤ 1.5", "< 150", "= 1.00", "= 0"; anything else: "—")."""
+    found = re.match(r"^([≥≤<>=])\s*([-\d.]+)", goal)
+    if not found:
+        return "—"
+    x, y = float(value), float(found[2])
+    ok = {"≥": x >= y, "≤": x <= y, "<": x < y, ">": x > y, "=": abs(x - y) < 1e-9}[found[1]]
+    return "met" if ok else "**not met**"
+
+
+def markdown_table(lines: list[str], *, quick: bool, started_load: float) -> str:
+    """The README's performance table: one row per target line of this run."""
+    rows = [
+        f"Figures of one `make bench{' BENCH_ARGS=--quick' if quick else ''}` run, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load (1 min) "
+        f"{started_load:.2f} at the start and {os.getloadavg()[0]:.2f} at the end; CPU time, not wall time.",
+        "",
+        "| line | value | target | | load |",
+        "|---|---|---|---|---|",
+    ]
+    for line in lines:
+        found = TARGET_LINE.match(line)
+        assert found is not None
+        note = found["note"].strip()
+        name = f"`{found['name']}`" + (f" ({note})" if note else "")
+        rows.append(
+            f"| {name} | {found['value']} | {found['target']} | {met(found['value'], found['target'])} "
+            f"| {found['load']} |"
+        )
+    return "\n".join(rows)
 
 
 def run_all(names: list[str], *, quick: bool, env: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -100,6 +143,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="+", choices=sorted(BENCHMARKS), help="run only these")
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes: checks they run")
     args = parser.parse_args()
+    started_load = os.getloadavg()[0]
 
     url = bench_database_url(os.environ["DATABASE_URL"])
     database_recreate(url)
@@ -122,8 +166,8 @@ def main() -> int:
         ratios, failed = run_all(args.only or list(BENCHMARKS), quick=args.quick, env=env)
     finally:
         redis_stop(redis)
-    print(f"\n== summary ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
-    print("\n".join(ratios))
+    print("\n== summary\n")
+    print(markdown_table(ratios, quick=args.quick, started_load=started_load))
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import django_filters
@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Func, QuerySet, Value
 from django.db.models.lookups import GreaterThanOrEqual, LessThan
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -84,6 +85,11 @@ class UtcTimestamp(models.DateTimeField):  # type: ignore[type-arg]  # generic i
         return moment.astimezone(UTC).replace(tzinfo=None) if isinstance(moment, datetime) else moment
 
 
+# A list across every metric with no bound of its own (no since, until, run or batch) reads this much:
+# the newest rows, as a dashboard asks, never a walk back through every month (an API change, README).
+DEFAULT_SPAN = timedelta(days=7)
+BOUNDS = ("since", "until", "run_id", "batch")
+
 # The expression the observation_utc_time index holds (metrics.models.UTC_TIME).
 UTC_TIME = Func(Value("UTC"), F("observed_at"), function="timezone", output_field=UtcTimestamp())
 
@@ -119,11 +125,15 @@ class ObservationFilter(django_filters.FilterSet):  # type: ignore[misc]  # djan
         window = self.form.cleaned_data
         if window.get("metric"):
             return queryset
+        since = window.get("since")
+        if since is None and not any(window.get(bound) not in (None, "") for bound in BOUNDS):
+            since = timezone.now() - DEFAULT_SPAN
+            queryset = queryset.filter(observed_at__gte=since)
         # Across every metric the page is read from observation_utc_time (NewestFirst): the window written
         # on that expression too is where the index scan starts and stops (the bounds on observed_at prune
         # the months). Without it `until` read every newer row of its month: 10 ms a page at 1M rows.
-        if window.get("since") is not None:
-            queryset = queryset.filter(GreaterThanOrEqual(UTC_TIME, window["since"]))
+        if since is not None:
+            queryset = queryset.filter(GreaterThanOrEqual(UTC_TIME, since))
         if window.get("until") is not None:
             queryset = queryset.filter(LessThan(UTC_TIME, window["until"]))
         return queryset
@@ -174,7 +184,8 @@ class NewestFirst(CursorPagination):
 
 @extend_schema(tags=["metrics"])
 class ObservationList(generics.ListAPIView[Observation]):
-    """Newest first. Filter by metric (and system, workload, time window or run) to keep pages fast."""
+    """Newest first. Filter by metric (and system, workload, time window or run) to keep pages fast.
+    Without `metric`, `since`, `until`, `run_id` or `batch`, only the last 7 days are listed."""
 
     queryset = selectors.observations_list()
     serializer_class = ObservationOutput  # the schema; rows are written by metrics.observation_rows

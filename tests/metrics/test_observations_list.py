@@ -73,3 +73,35 @@ def test_bad_filters_are_clear_4xx(client, stored, params, status, field):
     assert response.status_code == status, response.content
     if field:
         assert field in response.content.decode()
+
+
+@pytest.fixture
+def spread(db, ingest_user):
+    """One observation an hour ago and one ten days ago, of the same run."""
+    ref = reference_data()
+    now = timezone.now()
+    rows = [
+        row(0, observed_at=(now - timedelta(hours=1)).isoformat(), run_id="spread"),
+        row(1, observed_at=(now - timedelta(days=10)).isoformat(), run_id="spread"),
+    ]
+    observations_ingest_rows(rows=rows, actor=ingest_user)
+    return ref
+
+
+def test_a_list_across_every_metric_defaults_to_the_last_seven_days(client, spread):
+    # No metric and no time bound: only the last 7 days (an API change, README 'The observations list').
+    assert len(client.get(URL).json()["results"]) == 1
+    assert len(client.get(URL, {"system": "rebuilt", "workload": "finetune"}).json()["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"metric": "latency"},
+        {"run_id": "spread"},
+        {"since": "2000-01-01T00:00:00Z"},
+        {"until": "2100-01-01T00:00:00Z"},
+    ],
+)
+def test_a_metric_a_run_or_a_time_bound_lifts_the_default(client, spread, params):
+    assert len(client.get(URL, params).json()["results"]) == 2
