@@ -129,8 +129,12 @@ def follow_ups() -> float:
 
 
 def stale_marks() -> int:
-    with connect() as conn:
-        return conn.execute("SELECT count(*) FROM metrics_rollupstale").fetchone()[0]
+    """What the rollups still lack: days marked stale by corrections and batches' deltas not yet folded."""
+    from metrics.rollups.incremental import rollups_pending
+
+    pending = rollups_pending()
+    connection.close()
+    return pending
 
 
 def run_api(

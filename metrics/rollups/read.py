@@ -21,6 +21,7 @@ from django.conf import settings
 
 from core.replica import read_connection
 from metrics.rollups.sketch import LOG_GAMMA, Sketch
+from metrics.rollups.summary import bucket_key_sql
 
 WANTED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date)"
 MATCH = """
@@ -39,7 +40,7 @@ MOMENTS_SQL = (
 )
 EDGED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date, %s::timestamptz, %s::timestamptz, %s::timestamptz, %s::timestamptz)"
 # The rollups' bucket counts per window and system (edge columns NULL), then the edge rows' buckets
-# with their own moments: bucketed as metrics.rollups.maintain buckets a day, ⌈ln|v| / ln γ⌉ by sign.
+# with their own moments, keyed by the rollups' own rule (metrics.rollups.summary.bucket_key_sql).
 BINS_SQL = (
     "WITH wanted (idx, definition_id, workload_id, first_day, end_day, head_from, head_to, tail_from, "
     "tail_to) AS (VALUES {rows}) "
@@ -54,7 +55,9 @@ CROSS JOIN LATERAL (
 GROUP BY 1, 2, 3, 4
 UNION ALL
 SELECT wanted.idx, o.system_id, sign(o.value)::int,
-       CASE WHEN o.value = 0 THEN 0 ELSE ceil(ln(abs(o.value)) / %s)::int END,
+       """
+    + bucket_key_sql("o.value", "%s")
+    + """,
        count(*), sum(o.value), coalesce(var_pop(o.value), 0) * count(*), min(o.value), max(o.value)
 FROM wanted
 CROSS JOIN LATERAL (VALUES (wanted.head_from, wanted.head_to), (wanted.tail_from, wanted.tail_to))

@@ -12,6 +12,13 @@ SUMMARY_COLUMNS = "n, total, m2, sumsq, min, max, zeros, bins, negative_bins"
 SERIES_DAY = "definition_id, system_id, workload_id, day"
 
 
+def bucket_key_sql(value: str, log_gamma: str) -> str:
+    """The bucket of `value` (an SQL expression), ⌈ln|v| / ln γ⌉, 0 for zero; `log_gamma` is the parameter
+    placeholder. The one place the bucketing is written in SQL: the rollups and a window's edge rows
+    (metrics.rollups.read) must key alike for their counts to add."""
+    return f"CASE WHEN {value} = 0 THEN 0 ELSE ceil(ln(abs({value})) / {log_gamma}::float8)::int END"
+
+
 def summary_ctes(rows: str) -> str:
     """CTEs ending in `summary`: one row per (definition, system, workload, UTC day) of `rows`, a FROM item
     with the columns definition_id, system_id, workload_id, observed_at and value.
@@ -22,7 +29,7 @@ def summary_ctes(rows: str) -> str:
 buckets AS (
     SELECT definition_id, system_id, workload_id, (observed_at AT TIME ZONE 'UTC')::date AS day,
            sign(value)::int AS sign,
-           CASE WHEN value = 0 THEN 0 ELSE ceil(ln(abs(value)) / %(log_gamma)s::float8)::int END AS key,
+           {bucket_key_sql("value", "%(log_gamma)s")} AS key,
            count(*) AS c, sum(value) AS s, sum(value * value) AS ss,
            coalesce(var_pop(value), 0) * count(*) AS m2, min(value) AS lo, max(value) AS hi
     FROM {rows}
