@@ -84,7 +84,8 @@ class Comparison:
     reason: str
     # Answered from the day rollups (a side over settings.ROLLUP_THRESHOLD rows) or histogram buckets:
     # every value is within `accuracy` (relative) of the exact one and every interval contains the
-    # exact one (bucket edges); `method` says which read answered (METHOD_SUFFIXES).
+    # exact one (bucket edges); `method` says which read answered (the suffixes FROM_ROLLUPS,
+    # FROM_BUCKETS, REREAD and CANNOT_TELL above).
     approximate: bool = False
     accuracy: float | None = None
     # Dimension slicing: the tag filters read, the group-by key, one comparison per group value present
