@@ -1,6 +1,6 @@
 """Per-day rollups of each series (definition version × system × workload × UTC day), issue 14.
 
-- `sketch`: the mergeable log-bucket histogram (0.5 % relative accuracy) and exact moments.
+- `sketch`: the mergeable log-bucket histogram (0.1 % relative accuracy) and exact moments.
 - `summary`: the one SQL rule that turns rows (or partial summaries) into a series-day's rollup columns.
 - `incremental`: a batch's deltas, written with its rows; the refresh folds them in (cost of the batch).
 - `maintain`: recompute whole days from the rows (corrections' stale marks, the rebuild); nightly medians.
