@@ -1,10 +1,18 @@
-"""Shared set-up for the benchmark scripts: Django against DATABASE_URL, and benchmark reference data."""
+"""Shared set-up for the benchmark scripts: Django against DATABASE_URL, benchmark reference data, and
+gunicorn serving the app for the HTTP benchmarks."""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -82,3 +90,52 @@ def remove_observations(**where) -> None:
     with connection.cursor() as cursor:
         cursor.execute("REINDEX TABLE metrics_observation")
         cursor.execute("VACUUM ANALYZE metrics_observation")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def gunicorn_serving(
+    settings_module: str,
+    *,
+    workers: int,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    health_headers: Mapping[str, str] | None = None,
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """gunicorn serving config.wsgi with `settings_module` on a free port, once /healthz answers 200:
+    yields (base URL, the server process) and stops the server on the way out.
+
+    `args` are further gunicorn options, `env` what the server's environment adds to this one's, and
+    `health_headers` what the health check must send (production's SSL redirect wants a forwarded proto).
+    """
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", str(workers),
+         "--bind", f"127.0.0.1:{port}", "--log-level", "warning", *args,
+         "--env", f"DJANGO_SETTINGS_MODULE={settings_module}"],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, **(env or {})},
+    )  # fmt: skip
+    try:
+        _wait_healthy(base, health_headers)
+        yield base, server
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def _wait_healthy(base: str, headers: Mapping[str, str] | None) -> None:
+    for _ in range(300):
+        try:
+            if httpx.get(f"{base}/healthz", headers=headers, timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("gunicorn did not start")

@@ -22,7 +22,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from pathlib import Path
 
 import httpx
 from _measure import backends, connect, cpu_seconds, cpu_since, load, target
-from _setup import ROOT, reference_data
+from _setup import ROOT, gunicorn_serving, reference_data
 from django.db import transaction
 from ingest import gunicorn_workers
 
@@ -218,35 +217,6 @@ def queries_per_request(paths: dict[str, str], token: str) -> dict[str, int]:
 # --- load --------------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_gunicorn(port: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "reads_settings",
-        "PYTHONPATH": str(BENCH_DIR),
-        "PGAPPNAME": APPLICATION,
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", "2", "--bind",
-         f"127.0.0.1:{port}", "--log-level", "warning", "--env", "DJANGO_SETTINGS_MODULE=reads_settings"],
-        cwd=ROOT,
-        env=env,
-    )  # fmt: skip
-    for _ in range(300):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            return server
-        except httpx.TransportError:
-            time.sleep(0.1)
-    server.terminate()
-    raise SystemExit("gunicorn did not start")
-
-
 def run_wrk(base: str, paths: list[str], token: str, seconds: float, connections: int) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(WRK_SCRIPT % {"paths": ", ".join(json.dumps(p) for p in paths), "token": token})
@@ -297,10 +267,9 @@ def main() -> None:
 
     connection.close()
 
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = start_gunicorn(port)
-    try:
+    with gunicorn_serving(
+        "reads_settings", workers=2, env={"PYTHONPATH": str(BENCH_DIR), "PGAPPNAME": APPLICATION}
+    ) as (base, server):
         for name, paths in endpoints.items():  # answers are right, and each worker has warmed up
             for path in paths:
                 response = httpx.get(base + path, headers={"Authorization": f"Token {token}"}, timeout=30)
@@ -326,9 +295,6 @@ def main() -> None:
                 total["p50"].append(result["p50_us"] / 1000)
                 total["p95"].append(result["p95_us"] / 1000)
                 total["errors"] += result["errors"]
-    finally:
-        server.terminate()
-        server.wait()
 
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPU cores; gunicorn 2 sync workers; "
           f"wrk {args.connections} connections; {args.rounds} × {args.seconds:g} s per endpoint, alternated")  # fmt: skip

@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -39,7 +36,7 @@ from pathlib import Path
 import httpx
 import orjson
 from _measure import backends, backends_except, connect, cpu_seconds, cpu_since, load, target
-from _setup import BENCH_METRIC, ROOT, reference_data, remove_observations
+from _setup import BENCH_METRIC, gunicorn_serving, reference_data, remove_observations
 from django.conf import settings
 from django.db import connection
 
@@ -60,12 +57,6 @@ def make_rows(count: int, start: datetime) -> list[dict]:
         }
         for i in range(count)
     ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def gunicorn_workers(server_pid: int) -> list[int]:
@@ -92,30 +83,6 @@ def copy_rows(conn, table: str, typed: Iterable[tuple]) -> None:
             copy.write_row(row)
 
 
-def start_gunicorn(port: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.local",
-        "DJANGO_DEBUG": "false",
-        "PGAPPNAME": API_APPLICATION,
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", "2", "--bind",
-         f"127.0.0.1:{port}", "--timeout", "300", "--log-level", "warning",
-         "--env", "DJANGO_SETTINGS_MODULE=config.settings.local"],
-        cwd=ROOT,
-        env=env,
-    )  # fmt: skip
-    for _ in range(300):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            return server
-        except httpx.TransportError:
-            time.sleep(0.1)
-    server.terminate()
-    raise SystemExit("gunicorn did not start")
-
-
 def follow_ups() -> float:
     """Run, in this thread, what the batch queued for a worker: the rollup refresh until its marks are
     cleared (the task's own function, whichever implementation it has); this thread's CPU seconds."""
@@ -138,10 +105,10 @@ def stale_marks() -> int:
 
 
 def run_api(
-    rows: list[dict], batch: int, token: str, port: int, server_pid: int
+    rows: list[dict], batch: int, token: str, base: str, server_pid: int
 ) -> tuple[float, dict[str, float]]:
     """(wall seconds, CPU seconds by part) of posting every row, with the follow-ups, until fresh."""
-    url = f"http://127.0.0.1:{port}/api/v1/observations/batch/"
+    url = f"{base}/api/v1/observations/batch/"
     bodies = [orjson.dumps({"observations": rows[i : i + batch]}) for i in range(0, len(rows), batch)]
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     # One keep-alive client per thread: a new httpx.Client per request builds an SSL context each
@@ -338,31 +305,34 @@ def main() -> None:
     start = datetime.now(UTC) - timedelta(hours=1)
     rows = make_rows(args.rows, start)
     system_ids = {"bench-legacy": legacy.pk, "bench-rebuilt": rebuilt.pk}
-    port = free_port()
-    server = start_gunicorn(port)
+    with gunicorn_serving(
+        "config.settings.local",
+        workers=2,
+        args=["--timeout", "300"],
+        env={"DJANGO_DEBUG": "false", "PGAPPNAME": API_APPLICATION},
+    ) as (base, server):
 
-    def measure(phase: str) -> dict[str, tuple[float, dict[str, float]]]:
-        """The median by CPU of `--repeat` alternating runs of each side: the machine's other work
-        comes and goes, and alternating spreads it over both."""
-        runs: dict[str, list] = {"API": [], "COPY": []}
-        for _ in range(args.repeat):
-            runs["API"].append(run_api(rows, args.batch, token, port, server.pid))
-            measured_rows_remove(definition.pk, start)
-            runs["COPY"].append(run_raw_copy(rows, definition.pk, system_ids, workload.pk, indexed=True))
-            measured_rows_remove(definition.pk, start)
-        chosen = {
-            name: sorted(results, key=lambda run: sum(run[1].values()))[len(results) // 2]
-            for name, results in runs.items()
-        }
-        for name, (seconds, cpu) in chosen.items():
-            print(
-                f"{phase}, {name}: {describe(cpu, args.rows)}; wall {args.rows / seconds:,.0f} rows/s "
-                f"({seconds:.2f} s)  {load()}",
-                flush=True,
-            )
-        return chosen
+        def measure(phase: str) -> dict[str, tuple[float, dict[str, float]]]:
+            """The median by CPU of `--repeat` alternating runs of each side: the machine's other work
+            comes and goes, and alternating spreads it over both."""
+            runs: dict[str, list] = {"API": [], "COPY": []}
+            for _ in range(args.repeat):
+                runs["API"].append(run_api(rows, args.batch, token, base, server.pid))
+                measured_rows_remove(definition.pk, start)
+                runs["COPY"].append(run_raw_copy(rows, definition.pk, system_ids, workload.pk, indexed=True))
+                measured_rows_remove(definition.pk, start)
+            chosen = {
+                name: sorted(results, key=lambda run: sum(run[1].values()))[len(results) // 2]
+                for name, results in runs.items()
+            }
+            for name, (seconds, cpu) in chosen.items():
+                print(
+                    f"{phase}, {name}: {describe(cpu, args.rows)}; wall {args.rows / seconds:,.0f} rows/s "
+                    f"({seconds:.2f} s)  {load()}",
+                    flush=True,
+                )
+            return chosen
 
-    try:
         print(
             f"rows: {args.rows:,} in batches of {args.batch:,}; {os.cpu_count()} CPU cores; median of "
             f"{args.repeat} run(s); session settings {app_settings}  {load()}",
@@ -394,9 +364,6 @@ def main() -> None:
                 flush=True,
             )
             filled = measure(f"into {args.prefill:,} rows")
-    finally:
-        server.terminate()
-        server.wait()
     remove_observations(definition=definition)
 
     def ratio(results: dict[str, tuple[float, dict[str, float]]]) -> float:

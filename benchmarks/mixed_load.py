@@ -24,15 +24,13 @@ import argparse
 import asyncio
 import os
 import random
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import orjson
 from _measure import load, target
-from _setup import BENCH_METRIC, ROOT, reference_data
+from _setup import BENCH_METRIC, gunicorn_serving, reference_data
 from http_reads import (
     BARE_PATH,
     BENCH_DIR,
@@ -41,36 +39,9 @@ from http_reads import (
     ensure_observations,
     viewer_token,
 )
-from ingest import free_port
 
 KINDS = {"freeze-check": 70, "read": 20, "ingest": 10}
 FORWARDED = {"X-Forwarded-Proto": "https"}
-
-
-def start_gunicorn(port: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "production_settings",
-        "PYTHONPATH": str(BENCH_DIR),
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "benchmark-only-not-a-secret-" + "x" * 40),
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", "3", "--bind",
-         f"127.0.0.1:{port}", "--log-level", "warning", "--timeout", "120",
-         "--env", "DJANGO_SETTINGS_MODULE=production_settings"],
-        cwd=ROOT,
-        env=env,
-    )  # fmt: skip
-    for _ in range(300):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", headers=FORWARDED, timeout=1).status_code == 200:
-                return server
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    server.terminate()
-    raise SystemExit("gunicorn did not start")
 
 
 def ingest_body(client_number: int, sequence: int) -> bytes:
@@ -182,20 +153,25 @@ def main() -> None:
     components = sorted(Component.objects.values_list("key", flat=True))
     connection.close()
 
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = start_gunicorn(port)
     common = {"seconds": args.seconds, "clients": args.clients, "read_token": read_token,
               "ingest_token": ingest_token, "components": components}  # fmt: skip
-    try:
+    production_env = {
+        "PYTHONPATH": str(BENCH_DIR),
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "benchmark-only-not-a-secret-" + "x" * 40),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+    with gunicorn_serving(
+        "production_settings",
+        workers=3,
+        args=["--timeout", "120"],
+        env=production_env,
+        health_headers=FORWARDED,
+    ) as (base, _):
         asyncio.run(drive(base, mix=True, **{**common, "seconds": 3}))  # every worker warm
         bare = asyncio.run(drive(base, mix=False, **common))
         print(f"bare phase done  {load()}", flush=True)
         mixed = asyncio.run(drive(base, mix=True, **common))
         print(f"mixed phase done  {load()}", flush=True)
-    finally:
-        server.terminate()
-        server.wait()
 
     print(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPU cores; gunicorn 3 sync workers, production "

@@ -148,14 +148,18 @@ class Sketch:
     def __len__(self) -> int:
         return self.moments.n
 
+    def _rank(self, index: int) -> int:
+        """`index` as a 0-based rank, negative counting from the end, as a sequence's index is."""
+        rank = index + self.moments.n if index < 0 else index
+        if not 0 <= rank < self.moments.n:
+            raise IndexError(rank)
+        return rank
+
     def bracket(self, index: int) -> tuple[float, float]:
         """Where the index-th smallest value certainly lies: its bucket's edges, within [min, max];
         the smallest and largest exactly. The rank lookup is Buckets' (metrics.rollups.buckets)."""
         n = self.moments.n
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(index)
+        index = self._rank(index)
         if index == 0:
             return self.moments.min, self.moments.min
         if index == n - 1:
@@ -200,10 +204,7 @@ class Sketch:
     def __getitem__(self, index: int) -> float:
         """The index-th smallest value (0-based, negative from the end), within ACCURACY; min and max exact."""
         n = self.moments.n
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(index)
+        index = self._rank(index)
         if index == 0:
             return self.moments.min
         if index == n - 1:

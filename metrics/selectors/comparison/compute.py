@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any, Required, TypedDict, Unpack
 
 from django.conf import settings
@@ -168,7 +169,8 @@ def comparison_compute(
             definition=definition, baseline=baseline, candidate=candidate, since=since, until=until
         )
         warnings = [w for w in [size_warning(pooled)] if w]
-    sides = sides_fetch(
+    fetch = partial(
+        sides_fetch,
         definition=definition,
         baseline=baseline,
         candidate=candidate,
@@ -176,19 +178,7 @@ def comparison_compute(
         since=since,
         until=until,
     )
-
-    def reread() -> tuple[Side, Side]:
-        return sides_fetch(
-            definition=definition,
-            baseline=baseline,
-            candidate=candidate,
-            workload=workload,
-            since=since,
-            until=until,
-            rollups=False,
-        )
-
-    comparison = comparison_of_sides(sides=sides, reread=reread, **judged)
+    comparison = comparison_of_sides(sides=fetch(), reread=partial(fetch, rollups=False), **judged)
     return _with_sampling(replace(comparison, warnings=warnings) if warnings else comparison, sampling)
 
 
