@@ -18,6 +18,7 @@ from program.services import memberships
 
 SLUG = "frontier-rebuild"
 SERVING_SLUG = "serving-rebuild"
+DATA_SLUG = "data-platform-rebuild"
 # The rebuild-14m template's slots, bound to the demo registry (metrics/demo.py).
 DEMO_BINDINGS = {
     "throughput": "training-throughput",
@@ -207,6 +208,19 @@ def _memberships(program: Program, users: Mapping[str, User], stdout: OutputWrap
         is_private=True,
     )
     stdout.write(f"Loaded demo program '{serving.name}', led by lead3 alone.")
+    # A program planned to start in three weeks: "not started", month 0, no active phase, until its start
+    # date (programs_start_due) or until a lead starts it early with a reason.
+    data = services.program_create(
+        actor=lead,
+        slug=DATA_SLUG,
+        name="Data platform rebuild",
+        description="Feature store and data loaders, next in line once the frontier program's cutover ends.",
+        start_date=timezone.localdate() + timedelta(days=21),
+        baseline=System.objects.get(key="legacy"),
+        candidate=System.objects.get(key="rebuilt"),
+    )
+    memberships.membership_grant(actor=lead, program=data, user=users["viewer"], role="viewer")
+    stdout.write(f"Loaded demo program '{data.name}', starting on {data.start_date}.")
 
 
 def _backdate(program: Program, start: date) -> None:

@@ -186,6 +186,9 @@ def gate_context(
         "in_history": in_history,
         "can_edit_criteria": can_edit,
         "can_evaluate": policies.may_evaluate(request.user, program.pk),
+        # No gate is ready before its program starts (program.services.gates.gate_evaluate): the page
+        # says so instead of offering an evaluation that could not make it ready.
+        "not_started": program.status == Program.Status.NOT_STARTED,
         "form": form or DecisionForm(),
         "reopen_form": reopen_form or ReopenForm(),
     }

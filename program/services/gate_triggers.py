@@ -9,6 +9,7 @@ would otherwise look like nothing happened, so the gate's history says which eve
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
@@ -38,14 +39,22 @@ def gates_reevaluate_for_metric_keys(
     keys = sorted(set(metric_keys))
     if not keys:
         return []
-    gates = list(gates_using_metric_keys(keys))
-    for gate in gates:
-        transition_record(
-            subject=gate,
-            action=REEVALUATION_REQUESTED,
-            actor=actor,
-            reason=reason,
-            data={"metrics": keys},
-        )
+    return _reevaluate(gates_using_metric_keys(keys), reason=reason, actor=actor, data={"metrics": keys})
+
+
+def gates_reevaluate_for_program(*, program_id: int, reason: str, actor: User | None = None) -> list[int]:
+    """Call inside the caller's transaction, as gates_reevaluate_for_metric_keys does, for every
+    undecided gate of the program: it has just started, and no gate is ready before that
+    (program.services.gates.gate_evaluate), whatever its numbers said."""
+    gates = Gate.objects.filter(status__in=Gate.UNDECIDED, phase__program_id=program_id).order_by("pk")
+    return _reevaluate(gates, reason=reason, actor=actor, data=None)
+
+
+def _reevaluate(
+    gates: QuerySet[Gate], *, reason: str, actor: User | None, data: dict[str, Any] | None
+) -> list[int]:
+    found = list(gates)
+    for gate in found:
+        transition_record(subject=gate, action=REEVALUATION_REQUESTED, actor=actor, reason=reason, data=data)
         gate_evaluation_queue(gate_id=gate.pk)
-    return [gate.pk for gate in gates]
+    return [gate.pk for gate in found]

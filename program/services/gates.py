@@ -38,6 +38,8 @@ from program.models import (
 MSG_ALREADY_DECIDED = "Gate '{gate}' was already decided ({status}); reopen it first."
 MSG_NOT_PASSING = "Gate '{gate}' cannot pass: these required criteria do not pass: {names}."
 MSG_WAIVE_NEEDS_NOTE = "Waiving a gate needs a note that says why."
+# Ready means a lead can decide it now: not while its program has not started, whatever the numbers say.
+MSG_NOT_STARTED = "{program} has not started: its gates become ready once it starts."
 
 
 GATE_ACTIONS = {
@@ -158,8 +160,10 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     """Evaluate every criterion; store one result each. The same inputs twice reuse the last row,
     checked before any comparison runs.
 
-    Without an actor it is the system evaluating (periodic task, after ingest); a person must hold
-    be allowed by program.policies.may_evaluate."""
+    Without an actor it is the system evaluating (periodic task, after ingest); a person must be
+    allowed by program.policies.may_evaluate. A gate of a program not started yet stays open even
+    when every required criterion passes (the evaluation still stores them): starting the program
+    evaluates its gates again (program.services.programs._start_program)."""
     program = gate.phase.program
     if actor is not None:
         policies.require_evaluate(actor, program)
@@ -201,7 +205,11 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
         gate.last_evaluated_at = timezone.now()
         gate.save(update_fields=["last_evaluated_at"])
         if gate.status in Gate.UNDECIDED:
-            new_status = Gate.Status.READY if evaluation.all_required_pass else Gate.Status.OPEN
+            # The program row is locked with the gate (the select_for_update above covers the joined
+            # rows), so a start committing meanwhile is seen here; a start queues this evaluation again.
+            held_back = gate.phase.program.status == Program.Status.NOT_STARTED
+            ready = evaluation.all_required_pass and not held_back
+            new_status = Gate.Status.READY if ready else Gate.Status.OPEN
             if new_status != gate.status:
                 transition_record(
                     subject=gate,
@@ -209,7 +217,8 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
                     actor=actor,
                     from_state=gate.status,
                     to_state=new_status,
-                    reason="; ".join(evaluation.failing),
+                    reason="; ".join(evaluation.failing)
+                    or (MSG_NOT_STARTED.format(program=gate.phase.program.name) if held_back else ""),
                 )
                 Gate.objects.filter(pk=gate.pk).update(status=new_status)
                 if new_status == Gate.Status.READY:

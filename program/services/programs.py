@@ -18,6 +18,7 @@ from program.blueprints import blueprint_load, blueprint_slots
 from program.models import Criterion, Gate, Phase, Program
 from program.months import month_end, month_start
 from program.services.bindings import Bound, bindings_resolve, bound_label
+from program.services.gate_triggers import gates_reevaluate_for_program
 from program.services.memberships import membership_of_creator
 from program.services.plan_shift import plan_shift_apply, replan_conflicts
 
@@ -279,6 +280,9 @@ def _start_program(
         data={"start_date": program.start_date.isoformat(), "days_off_plan": (day - program.start_date).days},
     )
     _activate(actor=actor, phase=first, day=day, reason=reason, cause="started")
+    # No gate was ready before the start (program.services.gates.gate_evaluate): evaluated again after
+    # the commit, those whose criteria hold become ready now, not at the next periodic sweep.
+    gates_reevaluate_for_program(program_id=program.pk, reason=f"{program.name} started", actor=actor)
     return first
 
 

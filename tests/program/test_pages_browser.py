@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from program.models import Gate
+from program.models import Gate, Phase
 from tests.browser import screenshot, sign_in
 
 
@@ -24,6 +24,20 @@ def test_program_page_tells_the_story(page, demo):
         == Gate.objects.filter(phase__program__slug="frontier-rebuild").count()
     )
     screenshot(page, "program")
+
+
+@pytest.mark.browser
+def test_a_program_before_its_start_date_shows_as_not_started(page, demo):
+    sign_in(page, "lead")
+    page.goto("/programs/")
+    assert "starts " in page.inner_text("main") and "not started" in page.inner_text("main")
+    page.click("text=Data platform rebuild")
+    page.wait_for_url("**/programs/data-platform-rebuild/")
+    text = page.inner_text("main")
+    assert "Month 0 of 14" in text and "not started" in text
+    assert not Phase.objects.filter(program__slug="data-platform-rebuild", status="active").exists()
+    assert page.locator("a:has-text('Start now')").count() == 1  # its lead may start it early, with a reason
+    screenshot(page, "program-not-started")
 
 
 @pytest.mark.browser
