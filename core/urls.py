@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from core.pages import inbox, password_reset, preferences, site, tokens, webhooks
+from core.pages import inbox, password_reset, preferences, probes, site, tokens, webhooks
 from core.sso.pages import LoginPage
 
 urlpatterns = [
@@ -16,6 +16,9 @@ urlpatterns = [
     path("account/webhooks/<int:pk>/reactivate/", webhooks.webhook_reactivate, name="webhook-reactivate"),
     path("account/webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
     path("healthz", site.healthz, name="healthz"),
+    path("livez", probes.livez, name="livez"),
+    path("readyz", probes.readyz, name="readyz"),
+    path("version", probes.version_info, name="version"),
     path("login/", LoginPage.as_view(), name="login"),
     path("oidc/", include("core.sso.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

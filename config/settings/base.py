@@ -11,6 +11,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu's TYPE_CHECKING import lacks the re-export
 
+from config.version import version
 from core.sso.claims import parse_role_groups
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -280,7 +281,8 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rebuild Tracker API",
     "DESCRIPTION": "Milestone gates, freeze checks and comparable metrics for infrastructure rebuilds.",
-    "VERSION": "1.0.0",
+    # The package's version (pyproject.toml), as GET /version reports it.
+    "VERSION": version(),
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SWAGGER_UI_DIST": "SIDECAR",

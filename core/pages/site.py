@@ -2,18 +2,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 from django.views.decorators.http import require_GET
-from kombu.connection import Connection
 
 from core.api.errors import api_not_found, api_server_error, error_body
+from core.health import BROKER_NOT_CONFIGURED, OK, broker_check, database_check
 from core.heartbeat import heartbeat_status
 
 
@@ -21,29 +19,12 @@ from core.heartbeat import heartbeat_status
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers: the database always, the broker when one is configured. The
-    worker and beat heartbeat is reported but never fails the check (core.heartbeat)."""
-    checks: dict[str, str] = {}
-    healthy = True
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        checks["database"] = "ok"
-    except Exception as exc:
-        checks["database"] = f"error: {exc.__class__.__name__}"
-        healthy = False
-    if settings.HEALTH_CHECK_BROKER:
-        try:
-            # kombu leaves Connection unannotated.
-            with Connection(settings.CELERY_BROKER_URL, connect_timeout=2) as conn:  # type: ignore[no-untyped-call]
-                conn.ensure_connection(max_retries=1, timeout=2)
-            checks["broker"] = "ok"
-        except Exception as exc:
-            checks["broker"] = f"error: {exc.__class__.__name__}"
-            healthy = False
-    else:
-        checks["broker"] = "not configured (tasks run in-process)"
-    if checks["database"] == "ok":
+    """For load balancers and the benchmarks: the database always, the broker when one is configured
+    (503 when either is down). The worker and beat heartbeat is reported but never fails the check
+    (core.heartbeat). Kubernetes probes use /livez and /readyz instead (core/pages/probes.py)."""
+    checks = {"database": database_check(), "broker": broker_check()}
+    healthy = checks["database"] == OK and checks["broker"] in (OK, BROKER_NOT_CONFIGURED)
+    if checks["database"] == OK:
         checks["background"] = heartbeat_status()
     return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
 
