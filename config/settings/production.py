@@ -15,7 +15,9 @@ for _name, _why in _REQUIRED.items():
 
 DEBUG = False
 SECRET_KEY = env("DJANGO_SECRET_KEY")  # no default: a missing secret must stop the start-up
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
+# Plus "localhost": the probes ask for it (the image's HEALTHCHECK, kubelet's httpGet with a Host header),
+# since a pod's or container's own address is not known ahead. A forged "Host: localhost" gains nothing.
+ALLOWED_HOSTS = [*env.list("DJANGO_ALLOWED_HOSTS"), "localhost"]
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
