@@ -39,15 +39,13 @@ if ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
   rm -rf "$rootfs" "$rootfs.log"
 fi
 
-revision=$(git rev-parse HEAD)
-if [[ -z "${IMAGE_CHECK_REUSE:-}" ]]; then
 step "building docker/Dockerfile"
+revision=$(git rev-parse HEAD)
 # --format docker: the OCI format has no HEALTHCHECK. --layers=false (the default): nothing of a
 # previous build is reused, the dependencies come from requirements.lock every time.
 buildah bud --isolation chroot --format docker --pull-never -q \
   --build-arg BASE_IMAGE="$BASE" --build-arg GIT_REVISION="$revision" \
   -f docker/Dockerfile -t "$IMAGE" . >/dev/null
-fi
 
 ctr=$(buildah from --pull-never "$IMAGE")
 gunicorn_pid=""
