@@ -24,8 +24,9 @@ SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
-# Probes come over plain HTTP from inside the cluster or the container (kubelet, HEALTHCHECK).
-SECURE_REDIRECT_EXEMPT = [r"^(healthz|livez|readyz|version)$"]
+# Probes and Prometheus' scrape come over plain HTTP from inside the cluster or the container (kubelet,
+# HEALTHCHECK, the ServiceMonitor); /metrics still wants METRICS_TOKEN.
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|livez|readyz|version|metrics)$"]
 # Plain-HTTP local compose sets this false; anything reachable by others keeps it on.
 SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

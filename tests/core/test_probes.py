@@ -65,3 +65,27 @@ def test_readyz_answers_503_when_the_database_is_unreachable():
     assert response.json()["database"].startswith("error: ")
 
     assert client.get("/readyz").status_code == 200
+
+
+PROBED_OVER_HTTP = """
+import django
+django.setup()
+from django.test import Client
+client = Client(HTTP_HOST="localhost")
+for path in ("/livez", "/version", "/login/"):
+    print(path, client.get(path).status_code)
+# Prometheus' scrape too (its answer needs the database, so only the exemption is read here).
+import re
+from django.conf import settings
+print("/metrics exempt", any(re.fullmatch(p, "metrics") for p in settings.SECURE_REDIRECT_EXEMPT))
+"""
+
+
+def test_production_answers_probes_over_plain_http_as_localhost_and_redirects_pages():
+    # kubelet, the image's HEALTHCHECK and Prometheus come without TLS; "localhost" is the Host the
+    # HEALTHCHECK asks for, whatever DJANGO_ALLOWED_HOSTS says. Neither path touches the database.
+    from tests.core.test_settings_and_health import run_with_production_settings
+
+    result = run_with_production_settings("-c", PROBED_OVER_HTTP)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["/livez 200", "/version 200", "/login/ 301", "/metrics exempt True"]
