@@ -23,15 +23,15 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 CLOSED = "the broker connection of this channel was closed"
 
 
-# kombu ships no type information: its classes are Any to mypy.
-class Channel(kombu_redis.Channel):  # type: ignore[misc]
+class Channel(kombu_redis.Channel):
     def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
         if self.connection is None or self.connection.client is None:
             raise RedisConnectionError(CLOSED)
-        return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-any-return]
+        # kombu leaves _connparams unannotated.
+        return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call,no-any-return]
 
 
-class Transport(kombu_redis.Transport):  # type: ignore[misc]
+class Transport(kombu_redis.Transport):
     Channel = Channel
 
     @property

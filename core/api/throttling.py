@@ -44,8 +44,9 @@ class TokenLoginThrottle(AnonRateThrottle):
     and the per-account lockout (axes, also in PostgreSQL) holds as always.
     """
 
+    LIMIT, PERIOD_SECONDS = 30, 60
     scope = "token"
-    rate = "30/min"
+    rate = f"{LIMIT}/min"
     _from_database = False
 
     def allow_request(self, request: Request, view: Any) -> bool:
@@ -56,13 +57,13 @@ class TokenLoginThrottle(AnonRateThrottle):
                 raise
             logger.warning("token throttle: cache unavailable, counting failures in the database: %s", exc)
         self._from_database = True
-        since = timezone.now() - timedelta(seconds=self.duration)
+        since = timezone.now() - timedelta(seconds=self.PERIOD_SECONDS)
         failures = AccessFailureLog.objects.filter(
             ip_address=self.get_ident(request), attempt_time__gte=since
         )
-        return failures.count() < self.num_requests
+        return bool(failures.count() < self.LIMIT)
 
     def wait(self) -> float | None:
         if self._from_database:
-            return float(self.duration)
-        return super().wait()  # type: ignore[no-any-return]
+            return float(self.PERIOD_SECONDS)
+        return super().wait()

@@ -28,7 +28,9 @@ def cache_down(settings, tmp_path):
 
 
 def _sign_in(api, username: str, password: str, address: str = "198.51.100.40"):
-    return api.post(TOKEN_URL, {"username": username, "password": password}, format="json", REMOTE_ADDR=address)
+    return api.post(
+        TOKEN_URL, {"username": username, "password": password}, format="json", REMOTE_ADDR=address
+    )
 
 
 @pytest.mark.django_db
@@ -49,7 +51,7 @@ def test_a_wrong_password_is_refused_and_the_lockout_still_holds_with_the_cache_
 def test_the_throttle_counts_failures_in_the_database_while_the_cache_is_down(api, viewer, cache_down):
     """One address guessing many usernames is stopped at the throttle's rate: by its failed sign-ins
     of the last minute (django-axes' failure log), since the cache's request count is out of reach."""
-    limit = TokenLoginThrottle().num_requests
+    limit = TokenLoginThrottle.LIMIT
     answers = [_sign_in(api, f"user{n}", "wrong").status_code for n in range(limit + 1)]
     assert answers[:limit] == [400] * limit
     assert answers[limit] == 429
