@@ -50,4 +50,7 @@ def kept_renewed(renew: Callable[[], object]) -> Iterator[None]:
         yield
     finally:
         stop.set()
-        keeper.join()
+        # Not waited for without end: a renewal blocked on a row lock of this very thread's transaction
+        # would never return. One still under way after this changes nothing: each renewal only extends a
+        # claim not yet finished.
+        keeper.join(timeout=every)

@@ -67,8 +67,11 @@ class OutboxTask(Task):  # type: ignore[misc]
         if not outbox_claim(message_id=outbox_id, owner=owner, lease=lease_length()):
             return None
         try:
-            with kept_renewed(lambda: outbox_renew(message_id=outbox_id, owner=owner)):
+            if self.request.is_eager:  # in this process: no worker of its own to die
                 result = self.run(*args, **kwargs)
+            else:
+                with kept_renewed(lambda: outbox_renew(message_id=outbox_id, owner=owner)):
+                    result = self.run(*args, **kwargs)
         except Retry as retry:
             outbox_retry_at(message_id=outbox_id, when=retry.when, lease=lease_length())
             raise
