@@ -10,9 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.celery import app
+from core.leases import kept_renewed, lease_length
 from core.models import Delivery, OutboxMessage
 from core.notifications import DeliveryBusy, delivery_attempt, notification_send
-from core.leases import kept_renewed, lease_length
 from core.outbox import outbox_add, outbox_claim, outbox_publish, outbox_renew, outbox_sweep
 from program.models import Evaluation, Gate
 from program.services import gate_evaluation_queue, gates_evaluate_for_definitions

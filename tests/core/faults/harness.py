@@ -168,7 +168,9 @@ class Processes:
         self.logs[process.pid] = log
         return process, log
 
-    def worker(self, concurrency: int = 2, queues: str = "", *, as_deployed: bool = False) -> subprocess.Popen:
+    def worker(
+        self, concurrency: int = 2, queues: str = "", *, as_deployed: bool = False
+    ) -> subprocess.Popen:
         """as_deployed: the options of the Procfile and compose (mingle and gossip as they set them), not
         the quicker start the other fault tests use."""
         name = f"faults{self.count + 1}@%h"
