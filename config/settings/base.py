@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu's TYPE_CHECKING import lacks the re-export
 
 from core.sso.claims import parse_role_groups
+from core.telemetry.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -40,6 +42,7 @@ INSTALLED_APPS = [
     "pghistory",
     "axes",
     "csp",
+    "django_structlog",
     "core",
     "metrics",
     "program",
@@ -51,6 +54,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so the latency it records covers every other middleware.
     "core.telemetry.middleware.RequestLatencyMiddleware",
+    # Next, so every response (a 503 from below too) echoes the request id (core/telemetry/request_id.py).
+    "core.telemetry.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -61,6 +66,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication, so its request_finished line names the user; below the outage middleware, so
+    # a database it cannot reach to load that user is a 503.
+    "django_structlog.middlewares.RequestMiddleware",
     "core.middleware.PageLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -442,12 +450,17 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # A broker URL is reported by /healthz only when configured.
 HEALTH_CHECK_BROKER = bool(CELERY_BROKER_URL)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"client_errors_without_traceback": {"()": "core.log_filters.ClientErrorsWithoutTraceback"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["client_errors_without_traceback"]}
-    },
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-}
+# Logs (docs/operations.md): one line per record, with the request id of the request or task it belongs
+# to. "console" is readable (development, tests); "json" is for a log collector (production's default).
+LOG_FORMAT = env.str("LOG_FORMAT", default="console")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+try:
+    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from exc
+# django-structlog: the request's log context (request id, user, address) travels in each task's headers
+# into the worker; an id sent by the caller is kept (core.telemetry.request_id has checked it already).
+DJANGO_STRUCTLOG_CELERY_ENABLED = True
+DJANGO_STRUCTLOG_TRUST_UPSTREAM_REQUEST_ID = True
+DJANGO_STRUCTLOG_IP_LOGGING_ENABLED = False  # bound by core.telemetry.request_id, proxies counted
+DJANGO_STRUCTLOG_STATUS_START_LOG_LEVEL = logging.DEBUG  # one line per request: request_finished
