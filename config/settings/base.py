@@ -14,6 +14,7 @@ from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu'
 
 from core.sso.claims import parse_role_groups
 from core.telemetry.logs import logging_config
+from core.telemetry.sentry import sentry_init
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -464,3 +465,12 @@ DJANGO_STRUCTLOG_CELERY_ENABLED = True
 DJANGO_STRUCTLOG_TRUST_UPSTREAM_REQUEST_ID = True
 DJANGO_STRUCTLOG_IP_LOGGING_ENABLED = False  # bound by core.telemetry.request_id, proxies counted
 DJANGO_STRUCTLOG_STATUS_START_LOG_LEVEL = logging.DEBUG  # one line per request: request_finished
+
+# Sentry, only with a DSN (core/telemetry/sentry.py): unhandled errors of web, worker and beat, and
+# ERROR log records. SENTRY_TRACES_SAMPLE_RATE > 0 also sends that share of requests' traces.
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+SENTRY_ENABLED = sentry_init(
+    dsn=SENTRY_DSN,
+    environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+    traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+)
