@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +262,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
+API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="100/s")
+if API_RATE_LIMIT and not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", API_RATE_LIMIT):
+    raise ImproperlyConfigured(f"API_RATE_LIMIT must look like 100/s or 3000/min, not {API_RATE_LIMIT!r}")
 REST_FRAMEWORK = {
     # Token first, so an anonymous API call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -285,6 +289,13 @@ REST_FRAMEWORK = {
     # How many trusted reverse proxies append to X-Forwarded-For. 0: the client address is REMOTE_ADDR
     # and the header is ignored, since anyone can send it (see core/api/throttling.py).
     "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
+    # The global per-user API rate limit (core/api/throttling.py UserApiThrottle; docs/operations.md):
+    # requests per second (or /min, /hour, /day) per user, anonymous callers per address; an empty
+    # API_RATE_LIMIT turns it off. The counts live in the shared cache; with the cache down nobody is
+    # throttled. Per second by default: DRF keeps one timestamp per counted request, so a per-minute
+    # limit as generous would keep ~60 times as many per user in the cache.
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.UserApiThrottle"] if API_RATE_LIMIT else [],
+    "DEFAULT_THROTTLE_RATES": {"user": API_RATE_LIMIT or None},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rebuild Tracker API",
