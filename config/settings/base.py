@@ -425,6 +425,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "metrics.tasks.observations_partitions_create",
         "schedule": crontab(hour=2, minute=41),
     },
+    # Daily, after the night's median recompute: a month is dropped only once its rollups are complete.
+    "observations-partitions-drop": {
+        "task": "metrics.tasks.observations_partitions_drop",
+        "schedule": crontab(hour=3, minute=11),
+    },
     "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
     # Nightly: the exact medians of yesterday's days, whose folds left the charts the buckets' median.
     "rollups-medians-recompute": {
@@ -443,6 +448,12 @@ INCIDENTS_RUNS_METRIC = env.str("INCIDENTS_RUNS_METRIC", default="step-time")
 # demo program's criteria have ~137,000 rows a side, and each exact one cost ~65 ms to read plus ~50 ms
 # for the evaluation's inputs fingerprint, 1.3 s for the program (benchmarks/gates.py), 0.13 s from rollups.
 ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=100_000)
+# Retention (metrics/retention.py, docs/operations.md): how many months of raw observations to keep, the
+# current one included; older monthly partitions are dropped once their day rollups are complete, and
+# comparisons reaching before that read the rollups alone. Unset: every row is kept.
+OBSERVATIONS_KEEP_MONTHS: int | None = env.int("OBSERVATIONS_KEEP_MONTHS", default=None)
+if OBSERVATIONS_KEEP_MONTHS is not None and OBSERVATIONS_KEEP_MONTHS < 1:
+    raise ImproperlyConfigured(f"OBSERVATIONS_KEEP_MONTHS must be 1 or more, not {OBSERVATIONS_KEEP_MONTHS}")
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
 # `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.
