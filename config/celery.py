@@ -16,7 +16,7 @@ app.autodiscover_tasks()
 # Django's LOGGING (config/settings: JSON lines in production) is the worker's and beat's too: a receiver
 # of setup_logging stops Celery from replacing it with its own handlers and format (LOG_LEVEL sets the
 # level, not `-l`).
-@setup_logging.connect
+@setup_logging.connect  # type: ignore[untyped-decorator]  # celery ships no type information
 def _keep_django_logging(**kwargs: object) -> None:
     """Nothing to do: Django has configured logging already."""
 

@@ -8,12 +8,11 @@ core.telemetry.request_id and, in a worker, by django-structlog from the task's 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 
-LogFormat = Literal["json", "console"]
-FORMATS: tuple[LogFormat, ...] = ("json", "console")
+FORMATS = ("json", "console")
 
 # Applied to structlog's own events and to standard-library records alike, before rendering.
 _SHARED_PROCESSORS: list[Any] = [
@@ -25,7 +24,7 @@ _SHARED_PROCESSORS: list[Any] = [
 ]
 
 
-def _renderer(fmt: LogFormat) -> Any:
+def _renderer(fmt: str) -> Any:
     if fmt == "json":
         return structlog.processors.JSONRenderer()
     return structlog.dev.ConsoleRenderer(colors=False)
