@@ -27,7 +27,9 @@ _SHARED_PROCESSORS: list[Any] = [
 def _renderer(fmt: str) -> Any:
     if fmt == "json":
         return structlog.processors.JSONRenderer()
-    return structlog.dev.ConsoleRenderer(colors=False)
+    # The plain traceback, as the standard library prints it: with rich installed (a dev dependency)
+    # structlog would render each one with every frame's locals, which took seconds per 5xx under load.
+    return structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
 
 
 def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
