@@ -6,11 +6,15 @@ from celery import Celery
 from celery.signals import setup_logging
 from django_structlog.celery.steps import DjangoStructLogInitStep
 
+from core.liveness import WorkerLiveness
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 app = Celery("rebuild_tracker")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The worker touches its liveness file while it runs (`manage.py liveness worker`).
+app.steps["worker"].add(WorkerLiveness)
 
 
 # Django's LOGGING (config/settings: JSON lines in production) is the worker's and beat's too: a receiver

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -345,6 +346,9 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=7200)}
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# kombu's Redis transport, except that a channel of a closed connection raises a connection error, not
+# the AttributeError that made a worker exit for good after a Redis restart (core/broker.py, issue 28).
+CELERY_BROKER_TRANSPORT = "core.broker:Transport" if CELERY_BROKER_URL.startswith("redis") else None
 # One queue per kind of work, so a notification never waits behind evaluations. Run a worker per
 # queue in production (`celery -A config worker -Q notifications`, `-Q evaluation`, `-Q ingest,celery`).
 # A worker without -Q consumes all of them. Tasks not named in the routes go to "celery".
@@ -371,16 +375,26 @@ TASK_TIME_LIMITS = {
     "ingest": (env.int("TASK_SOFT_LIMIT_INGEST", default=120), env.int("TASK_LIMIT_INGEST", default=180)),
     "celery": (env.int("TASK_SOFT_LIMIT_DEFAULT", default=600), env.int("TASK_LIMIT_DEFAULT", default=660)),
 }
-# Outbox (core.outbox): a claim outlives the task's hard time limit by this margin, so an expired
-# claim always belongs to a dead worker; an unfinished message is re-sent this long after its last
-# publish (longer than a normal queue wait, or the sweep would only add duplicates).
-OUTBOX_LEASE_MARGIN = env.int("OUTBOX_LEASE_MARGIN", default=30)
-OUTBOX_RESEND_AFTER = env.int("OUTBOX_RESEND_AFTER", default=300)
-OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
+# Outbox (core.outbox, core.leases): a claim lasts OUTBOX_LEASE_SECONDS from its holder's last renewal
+# (renewed every quarter of it while the task runs), so a dead worker's claim lapses that long after it
+# died; an unfinished message is re-sent OUTBOX_RESEND_AFTER after its first publish (doubling for each
+# later re-send, up to 16 times), and the sweep runs every OUTBOX_SWEEP_SECONDS. Work lost with a dead
+# worker is therefore re-sent within about max(lease, resend) + sweep = 25 s
+# (tests/core/faults/test_worker_faults.py measures it).
+OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", default=20)
+OUTBOX_RESEND_AFTER = env.int("OUTBOX_RESEND_AFTER", default=20)
+OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=5)
 # An Idempotency-Key is honoured this long; an hourly task forgets older answers (a repeat after that
 # acts again). A day covers every retry policy a script or CI job uses.
 IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
+# Liveness files of the worker and beat (core/liveness.py, `manage.py liveness worker|beat`): where, and
+# how often the worker touches its file. Beat touches its file at each tick of its loop, which sleeps at
+# most CELERY_BEAT_MAX_LOOP_INTERVAL seconds.
+LIVENESS_DIR = env.str("LIVENESS_DIR", default=str(Path(tempfile.gettempdir()) / "rebuild-tracker-liveness"))
+LIVENESS_SECONDS = env.int("LIVENESS_SECONDS", default=10)
+CELERY_BEAT_MAX_LOOP_INTERVAL = 30
+CELERY_BEAT_SCHEDULER = "core.liveness:LivenessScheduler"
 # Beat sends core.tasks.heartbeat_record this often; /healthz calls the background stale after 3 missed beats.
 HEARTBEAT_SECONDS = env.int("HEARTBEAT_SECONDS", default=30)
 # Prometheus pull sources (metrics.PullSource): how often beat pulls them, how long one query may take,
