@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu's TYPE_CHECKING import lacks the re-export
 
 from core.sso.claims import parse_role_groups
+from core.telemetry.logs import logging_config
+from core.telemetry.sentry import sentry_init
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -41,6 +45,7 @@ INSTALLED_APPS = [
     "pghistory",
     "axes",
     "csp",
+    "django_structlog",
     "core",
     "metrics",
     "program",
@@ -52,6 +57,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so the latency it records covers every other middleware.
     "core.telemetry.middleware.RequestLatencyMiddleware",
+    # Next, so every response (a 503 from below too) echoes the request id (core/telemetry/request_id.py).
+    "core.telemetry.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -62,6 +69,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication, so its request_finished line names the user; below the outage middleware, so
+    # a database it cannot reach to load that user is a 503.
+    "django_structlog.middlewares.RequestMiddleware",
     "core.middleware.PageLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -253,6 +263,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
+API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="100/s")
+if API_RATE_LIMIT and not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", API_RATE_LIMIT):
+    raise ImproperlyConfigured(f"API_RATE_LIMIT must look like 100/s or 3000/min, not {API_RATE_LIMIT!r}")
 REST_FRAMEWORK = {
     # Token first, so an anonymous API call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -277,6 +290,13 @@ REST_FRAMEWORK = {
     # How many trusted reverse proxies append to X-Forwarded-For. 0: the client address is REMOTE_ADDR
     # and the header is ignored, since anyone can send it (see core/api/throttling.py).
     "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
+    # The global per-user API rate limit (core/api/throttling.py UserApiThrottle; docs/operations.md):
+    # requests per second (or /min, /hour, /day) per user, anonymous callers per address; an empty
+    # API_RATE_LIMIT turns it off. The counts live in the shared cache; with the cache down nobody is
+    # throttled. Per second by default: DRF keeps one timestamp per counted request, so a per-minute
+    # limit as generous would keep ~60 times as many per user in the cache.
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.UserApiThrottle"] if API_RATE_LIMIT else [],
+    "DEFAULT_THROTTLE_RATES": {"user": API_RATE_LIMIT or None},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rebuild Tracker API",
@@ -419,6 +439,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "metrics.tasks.observations_partitions_create",
         "schedule": crontab(hour=2, minute=41),
     },
+    # Daily, after the night's median recompute: a month is dropped only once its rollups are complete.
+    "observations-partitions-drop": {
+        "task": "metrics.tasks.observations_partitions_drop",
+        "schedule": crontab(hour=3, minute=11),
+    },
     "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
     # Nightly: the exact medians of yesterday's days, whose folds left the charts the buckets' median.
     "rollups-medians-recompute": {
@@ -437,6 +462,12 @@ INCIDENTS_RUNS_METRIC = env.str("INCIDENTS_RUNS_METRIC", default="step-time")
 # demo program's criteria have ~137,000 rows a side, and each exact one cost ~65 ms to read plus ~50 ms
 # for the evaluation's inputs fingerprint, 1.3 s for the program (benchmarks/gates.py), 0.13 s from rollups.
 ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=100_000)
+# Retention (metrics/retention.py, docs/operations.md): how many months of raw observations to keep, the
+# current one included; older monthly partitions are dropped once their day rollups are complete, and
+# comparisons reaching before that read the rollups alone. Unset: every row is kept.
+OBSERVATIONS_KEEP_MONTHS: int | None = env.int("OBSERVATIONS_KEEP_MONTHS", default=None)
+if OBSERVATIONS_KEEP_MONTHS is not None and OBSERVATIONS_KEEP_MONTHS < 1:
+    raise ImproperlyConfigured(f"OBSERVATIONS_KEEP_MONTHS must be 1 or more, not {OBSERVATIONS_KEEP_MONTHS}")
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
 # `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.
@@ -456,12 +487,26 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # A broker URL is reported by /healthz only when configured.
 HEALTH_CHECK_BROKER = bool(CELERY_BROKER_URL)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"client_errors_without_traceback": {"()": "core.log_filters.ClientErrorsWithoutTraceback"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["client_errors_without_traceback"]}
-    },
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-}
+# Logs (docs/operations.md): one line per record, with the request id of the request or task it belongs
+# to. "console" is readable (development, tests); "json" is for a log collector (production's default).
+LOG_FORMAT = env.str("LOG_FORMAT", default="console")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+try:
+    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from exc
+# django-structlog: the request's log context (request id, user, address) travels in each task's headers
+# into the worker; an id sent by the caller is kept (core.telemetry.request_id has checked it already).
+DJANGO_STRUCTLOG_CELERY_ENABLED = True
+DJANGO_STRUCTLOG_TRUST_UPSTREAM_REQUEST_ID = True
+DJANGO_STRUCTLOG_IP_LOGGING_ENABLED = False  # bound by core.telemetry.request_id, proxies counted
+DJANGO_STRUCTLOG_STATUS_START_LOG_LEVEL = logging.DEBUG  # one line per request: request_finished
+
+# Sentry, only with a DSN (core/telemetry/sentry.py): unhandled errors of web, worker and beat, and
+# ERROR log records. SENTRY_TRACES_SAMPLE_RATE > 0 also sends that share of requests' traces.
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+SENTRY_ENABLED = sentry_init(
+    dsn=SENTRY_DSN,
+    environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+    traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+)

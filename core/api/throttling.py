@@ -1,4 +1,5 @@
-"""Who the client is, for rate limits and the login lockout, and the token endpoint's throttle.
+"""Who the client is, for rate limits and the login lockout; the token endpoint's throttle and the global
+per-user API rate limit.
 
 The client address is REMOTE_ADDR unless settings say how many trusted proxies stand in front of the app
 (REST_FRAMEWORK["NUM_PROXIES"], from the NUM_PROXIES environment variable). Only then is X-Forwarded-For
@@ -12,16 +13,20 @@ address's failed sign-ins in PostgreSQL instead (django-axes' failure log), so s
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from axes.models import AccessFailureLog
 from django.http import HttpRequest
 from django.utils import timezone
 from rest_framework.request import Request
-from rest_framework.throttling import AnonRateThrottle, BaseThrottle
+from rest_framework.throttling import AnonRateThrottle, BaseThrottle, UserRateThrottle
 
 from core.unavailable import is_unavailable
+
+if TYPE_CHECKING:  # rest_framework.views imports this module (DEFAULT_THROTTLE_CLASSES) while it loads
+    from rest_framework.views import APIView
 
 logger = logging.getLogger(__name__)
 
@@ -67,3 +72,32 @@ class TokenLoginThrottle(AnonRateThrottle):
         if self._from_database:
             return float(self.PERIOD_SECONDS)
         return super().wait()
+
+
+# Monotonic time until which this process lets requests through unthrottled: the cache (Redis) was out of
+# reach, and asking it again on every request would add its connect timeout to each one.
+_cache_down_until = 0.0
+CACHE_DOWN_PAUSE_SECONDS = 10
+
+
+class UserApiThrottle(UserRateThrottle):
+    """The global per-user API rate limit (settings API_RATE_LIMIT; anonymous callers by address).
+
+    Counts live in the shared cache. With the cache down the request goes through, unthrottled, and
+    this process stops asking the cache for CACHE_DOWN_PAUSE_SECONDS: a rate limit is no reason to
+    refuse service (the database, not the cache, is what a request needs)."""
+
+    scope = "user"
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        global _cache_down_until
+        if time.monotonic() < _cache_down_until:
+            return True
+        try:
+            return super().allow_request(request, view)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            logger.warning("API rate limit not applied: the cache is out of reach: %s", exc)
+            _cache_down_until = time.monotonic() + CACHE_DOWN_PAUSE_SECONDS
+            return True
