@@ -120,7 +120,9 @@ def gunicorn_serving(
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning", *args,
          "--env", f"DJANGO_SETTINGS_MODULE={settings_module}"],
         cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, **(env or {})},
+        # One token drives each benchmark's whole load: the per-user API rate limit would answer 429s
+        # instead of serving what is measured, so it is off (API_RATE_LIMIT empty) unless `env` sets it.
+        env={**os.environ, "API_RATE_LIMIT": "", "DJANGO_SETTINGS_MODULE": settings_module, **(env or {})},
     )  # fmt: skip
     try:
         _wait_healthy(base, health_headers)

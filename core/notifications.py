@@ -1,8 +1,8 @@
 """Notifications: one service creates them, a Celery task delivers each channel after commit.
 
 Each delivery is an outbox message written with the notification (core.outbox), so it is sent even
-if the broker is down at commit time. An attempt claims its delivery with a lease that outlives the
-task's hard time limit: a live lease is left alone (the task comes back when it ends), an expired one
+if the broker is down at commit time. An attempt claims its delivery with a lease it renews while it
+sends (core.leases): a live lease is left alone (the task comes back when it ends), an expired one
 belongs to a killed worker and is taken over.
 
 Email goes through Django's email backend; webhooks are signed per Standard Webhooks, with the
@@ -31,6 +31,7 @@ from django.urls import reverse
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
+from core.leases import kept_renewed, lease_length
 from core.models import (
     Delivery,
     Notification,
@@ -43,11 +44,6 @@ from core.notification_kinds import kind_of
 from core.outbox import outbox_add
 
 DIGEST_EVENT = "digest.daily"
-
-
-def delivery_lease() -> timedelta:
-    """How long a claim holds: past the task's hard time limit, so only a dead attempt's claim expires."""
-    return timedelta(seconds=settings.TASK_TIME_LIMITS["notifications"][1] + settings.OUTBOX_LEASE_MARGIN)
 
 
 class DeliveryFailed(Exception):
@@ -208,7 +204,7 @@ def delivery_attempt(*, delivery_id: str) -> bool:
     """Deliver once. Returns False when it was delivered already, which makes a redelivered task
     message harmless; raises DeliveryBusy while another attempt's lease is live."""
     now = timezone.now()
-    lease = delivery_lease()
+    lease = lease_length()
     claimable = Q(status__in=[Delivery.Status.PENDING, Delivery.Status.FAILED]) | Q(
         status=Delivery.Status.SENDING, claimed_at__lt=now - lease
     )
@@ -223,11 +219,13 @@ def delivery_attempt(*, delivery_id: str) -> bool:
             raise DeliveryBusy(max((claimed_at + lease - now).total_seconds(), 1.0))
         return False
     delivery = Delivery.objects.select_related("notification", "endpoint").get(id=delivery_id)
+    renew = Delivery.objects.filter(id=delivery_id, status=Delivery.Status.SENDING)
     try:
-        if delivery.channel == Delivery.Channel.EMAIL:
-            _send_email(delivery)
-        else:
-            _send_webhook(delivery)
+        with kept_renewed(lambda: renew.update(claimed_at=timezone.now())):
+            if delivery.channel == Delivery.Channel.EMAIL:
+                _send_email(delivery)
+            else:
+                _send_webhook(delivery)
     except Exception as exc:
         Delivery.objects.filter(id=delivery_id).update(
             status=Delivery.Status.FAILED, last_error=str(exc)[:2000]

@@ -5,9 +5,9 @@ OUTBOX_SWEEP_SECONDS) publishes again whatever no worker finished, until one doe
 never turns a committed write into an error, and a lost message (Redis restart, dead worker) only
 delays its follow-up. Without a broker (`make run`, most tests) publishing runs the task in-process.
 
-A worker claims a message with a lease (the task's hard time limit plus a margin) before running it:
-a copy of a message already finished or held by a live lease does nothing, and an expired lease,
-whose holder was surely killed, is taken over.
+A worker claims a message with a lease before running it and renews it while the task runs
+(core.leases): a copy of a message already finished or held by a live lease does nothing, and an
+expired lease, whose holder stopped renewing because it was killed, is taken over.
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ from django.utils import timezone
 from kombu.exceptions import KombuError
 from kombu.utils.imports import symbol_by_name
 
+from core.leases import kept_renewed, lease_length
 from core.models import OutboxMessage
 from core.unavailable import is_unavailable
 
 logger = logging.getLogger(__name__)
 
-# A message published this many times without finishing (four hours of re-sends) is given up: something
+# A message published this many times without finishing (about four hours of re-sends at the defaults) is given up: something
 # is wrong with it (a task that always overruns its hard time limit). The sweep marks it finished with an
 # error and logs it, which also frees its coalescing key for the next change.
 MAX_SENDS = 48
@@ -41,6 +42,10 @@ MAX_SENDS = 48
 JUST_CREATED = timedelta(seconds=5)
 # After a failed publish, new messages of this process wait for the sweep this long.
 BROKER_PAUSE_SECONDS = 10
+# Each re-send of a message still unfinished waits twice as long as the one before, up to this many times
+# OUTBOX_RESEND_AFTER: a lost message is sent again soon, while one merely waiting in a long queue is not
+# copied into it every OUTBOX_RESEND_AFTER (a copy does nothing, but it costs a claim and a send).
+RESEND_BACKOFF_MAX = 16
 
 
 # Celery ships no type information: Task is Any to mypy.
@@ -58,12 +63,17 @@ class OutboxTask(Task):  # type: ignore[misc]
         # retries count on, and Task.__call__ would replace it with an empty one.
         if outbox_id is None:
             return self.run(*args, **kwargs)
-        if not outbox_claim(message_id=outbox_id, owner=self.request.id or "", lease=self.lease):
+        owner = self.request.id or ""
+        if not outbox_claim(message_id=outbox_id, owner=owner, lease=lease_length()):
             return None
         try:
-            result = self.run(*args, **kwargs)
+            if self.request.is_eager:  # in this process: no worker of its own to die
+                result = self.run(*args, **kwargs)
+            else:
+                with kept_renewed(lambda: outbox_renew(message_id=outbox_id, owner=owner)):
+                    result = self.run(*args, **kwargs)
         except Retry as retry:
-            outbox_retry_at(message_id=outbox_id, when=retry.when, lease=self.lease)
+            outbox_retry_at(message_id=outbox_id, when=retry.when, lease=lease_length())
             raise
         except Exception as exc:
             # A passing fault (database or broker out of reach, a soft time limit, a retry that could not
@@ -73,11 +83,6 @@ class OutboxTask(Task):  # type: ignore[misc]
             raise
         outbox_finish(message_id=outbox_id)
         return result
-
-    @property
-    def lease(self) -> timedelta:
-        hard_limit = self.time_limit or settings.TASK_TIME_LIMITS["celery"][1]
-        return timedelta(seconds=hard_limit + settings.OUTBOX_LEASE_MARGIN)
 
 
 def _is_passing_fault(exc: Exception) -> bool:
@@ -169,15 +174,15 @@ def _publish(message_ids: Sequence[int]) -> _Published:
 
 def outbox_sweep(*, now: datetime | None = None, limit: int = 500) -> int:
     """Periodic: publish again each unfinished message whose last publish is older than
-    OUTBOX_RESEND_AFTER and whose lease (if any) has expired. Two sweeps at once pick disjoint rows
-    (SKIP LOCKED), so none is published twice by them. Returns how many were published."""
+    OUTBOX_RESEND_AFTER (doubled for each send after the first, see RESEND_BACKOFF_MAX) and whose lease
+    (if any) has expired. Two sweeps at once pick disjoint rows (SKIP LOCKED), so none is published twice
+    by them. Returns how many were published."""
     now = now or timezone.now()
-    resend_before = now - timedelta(seconds=settings.OUTBOX_RESEND_AFTER)
     with transaction.atomic():
         due = list(
             OutboxMessage.objects.select_for_update(skip_locked=True)
             .filter(done_at__isnull=True, send_count__lt=MAX_SENDS)
-            .filter(Q(sent_at__isnull=True, created_at__lt=now - JUST_CREATED) | Q(sent_at__lt=resend_before))
+            .filter(Q(sent_at__isnull=True, created_at__lt=now - JUST_CREATED) | _resend_due(now))
             .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
             .order_by(F("sent_at").asc(nulls_first=True), "pk")
             .values_list("pk", flat=True)[:limit]
@@ -186,6 +191,16 @@ def outbox_sweep(*, now: datetime | None = None, limit: int = 500) -> int:
     _give_up_on_exhausted(now)
     OutboxMessage.objects.filter(done_at__lt=now - timedelta(days=settings.OUTBOX_KEEP_DAYS)).delete()
     return sent
+
+
+def _resend_due(now: datetime) -> Q:
+    """Sent once: due OUTBOX_RESEND_AFTER after; sent n times: 2**(n-1) times that, at most RESEND_BACKOFF_MAX."""
+    after = timedelta(seconds=settings.OUTBOX_RESEND_AFTER)
+    due, sends, factor = Q(send_count__lte=1, sent_at__lt=now - after), 2, 2
+    while factor < RESEND_BACKOFF_MAX:
+        due |= Q(send_count=sends, sent_at__lt=now - after * factor)
+        sends, factor = sends + 1, factor * 2
+    return due | Q(send_count__gte=sends, sent_at__lt=now - after * RESEND_BACKOFF_MAX)
 
 
 def _give_up_on_exhausted(now: datetime) -> None:
@@ -207,6 +222,13 @@ def outbox_claim(*, message_id: int, owner: str, lease: timedelta) -> bool:
         OutboxMessage.objects.filter(pk=message_id, done_at__isnull=True)
         .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_owner=owner))
         .update(started_at=now, lease_until=now + lease, lease_owner=owner)
+    )
+
+
+def outbox_renew(*, message_id: int, owner: str) -> None:
+    """The running task still holds its claim: extend it by a lease from now."""
+    OutboxMessage.objects.filter(pk=message_id, done_at__isnull=True, lease_owner=owner).update(
+        lease_until=timezone.now() + lease_length()
     )
 
 

@@ -3,13 +3,12 @@ ingest answers), then every row filed through incident_file in one transaction: 
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from core.csv_input import csv_records
 from core.errors import ApplicationError
 from incidents.inputs import IncidentInput
 from incidents.models import Incident
@@ -29,7 +28,7 @@ def _rows(body: bytes) -> list[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         raise ApplicationError(MSG_NOT_CSV, status=400, field="body") from exc
     rows = []
-    for row in csv.DictReader(io.StringIO(text)):
+    for row in csv_records(text, field="body"):
         cleaned = {key.strip(): (value or "").strip() for key, value in row.items() if key}
         for optional in ("workload", "mitigated_at", "resolved_at"):
             if cleaned.get(optional) == "":

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from core.api.serializers import KeyRelatedField
+from core.api.serializers import IdRelatedField, KeyRelatedField
 from freeze.models import Component
 from incidents.models import BugClass, Incident, Severity
 from metrics.models import System, Workload
@@ -33,7 +33,7 @@ class IncidentInput(serializers.Serializer[dict[str, Any]]):
     )
     link = serializers.URLField(required=False, allow_blank=True, max_length=500)
     owner_team = serializers.CharField(required=False, allow_blank=True, max_length=80)
-    recurrence_of = serializers.PrimaryKeyRelatedField(
+    recurrence_of = IdRelatedField(
         queryset=Incident.objects.all(),
         required=False,
         allow_null=True,

@@ -506,3 +506,16 @@ class RollupStale(models.Model):
 
     def __str__(self) -> str:
         return f"stale rollup {self.definition_id}/{self.workload_id} {self.day}"
+
+
+class ObservationMonthDropped(models.Model):
+    """A month of raw observations dropped by retention (metrics.retention): its partition detached and
+    dropped once its rollups were complete. Append-only; from then on the day rollups are the only source
+    of those days, so nothing recomputes them from rows (metrics.rollups.maintain)."""
+
+    month = models.DateField(unique=True, help_text="The first day of the month (UTC).")
+    rows = models.BigIntegerField(help_text="Rows the partition held when it was dropped.")
+    dropped_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"observations of {self.month:%Y-%m} dropped ({self.rows} rows)"

@@ -38,6 +38,15 @@ def observations_partitions_create() -> list[str]:
     return create()
 
 
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
+def observations_partitions_drop() -> list[str]:
+    """Beat, daily: drop the monthly partitions older than OBSERVATIONS_KEEP_MONTHS whose rollups are
+    complete (metrics.retention); the names of those dropped."""
+    from metrics.retention import observations_partitions_drop as drop
+
+    return drop()
+
+
 @shared_task(**queue_options("ingest"))  # type: ignore[untyped-decorator]
 def rollups_refresh() -> int:
     """Bring the day rollups up to the rows (metrics.rollups): recompute the days corrections marked

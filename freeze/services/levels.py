@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from core.api.parsers import surrogate_problem
 from core.audit import transition_record
+from core.csv_input import csv_records
 from core.errors import ApplicationError
 from freeze import policies, recurrence
 from freeze.models import Component, FreezeEntry, FreezeWindow, Level
@@ -272,8 +273,8 @@ def _rows(text: str, fmt: str) -> list[Any] | None:
                 return None
             rows = document.get("levels", [])
             return rows if isinstance(rows, list) else None
-        return list(csv.DictReader(io.StringIO(text)))
-    except (yaml.YAMLError, csv.Error) as exc:
+        return csv_records(text, field="file")
+    except yaml.YAMLError as exc:
         raise ApplicationError(
             f"The file is not valid {fmt.upper()}: {exc}", status=400, field="file"
         ) from exc

@@ -59,12 +59,21 @@ WITH {summary_ctes(rows)}, medians AS (
 INSERT INTO metrics_observationrollup ({SERIES_DAY}, {SUMMARY_COLUMNS}, median, refreshed_at)
 SELECT s.*, m.median, clock_timestamp()
 FROM summary s JOIN medians m USING ({SERIES_DAY})
+WHERE {KEPT.format(day="s.day")}
 """
 
 
-DELETE_SQL = """
+# The days of a month whose rows retention dropped (metrics.retention): their rollups are all that is
+# left of them, so no recompute from the rows deletes, replaces or re-medians them.
+KEPT = (
+    "NOT EXISTS (SELECT 1 FROM metrics_observationmonthdropped dropped"
+    " WHERE dropped.month = date_trunc('month', {day})::date)"
+)
+
+DELETE_SQL = f"""
 DELETE FROM metrics_observationrollup
-WHERE definition_id = %(definition)s AND day >= %(first)s AND day < %(end_day)s {workloads}
+WHERE definition_id = %(definition)s AND day >= %(first)s AND day < %(end_day)s {{workloads}}
+  AND {KEPT.format(day="day")}
 """
 
 
@@ -167,7 +176,8 @@ def rollups_rebuild(*, definition_ids: list[int] | None = None, since: date | No
             DELETE FROM metrics_observationrollup
             WHERE (%(ids)s::bigint[] IS NULL OR definition_id = ANY(%(ids)s::bigint[]))
               AND (%(since)s::date IS NULL OR day >= %(since)s::date)
-            """,
+              AND """
+            + KEPT.format(day="day"),
             {"ids": definition_ids, "since": since},
         )
         cursor.execute(
@@ -208,7 +218,10 @@ def rollups_medians_recompute(*, before: date, limit: int = 200) -> int:
         cursor.execute(
             """
             SELECT DISTINCT definition_id, day FROM metrics_observationrollup
-            WHERE median IS NULL AND day < %s ORDER BY 1, 2 LIMIT %s
+            WHERE median IS NULL AND day < %s AND """
+            + KEPT.format(day="day")
+            + """
+            ORDER BY 1, 2 LIMIT %s
             """,
             [before, limit],
         )

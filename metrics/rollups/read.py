@@ -20,6 +20,7 @@ from typing import Any, cast
 from django.conf import settings
 
 from core.replica import read_connection
+from metrics.retention import reaches_before_horizon
 from metrics.rollups.sketch import LOG_GAMMA, Sketch
 from metrics.rollups.summary import bucket_key_sql
 
@@ -168,10 +169,13 @@ def sketches_over_threshold(
             sketch = sketches.setdefault((index, system_id), Sketch())
             sketch.moments.add(n, total, m2, low, high)
             sketch.zeros += zeros
+    # A window reaching before the retention horizon reads the rollups whatever its size: its rows may be
+    # gone (metrics.retention).
     large = {
         i
         for (i, _), sketch in sketches.items()
-        if i not in histograms and rollups_answer(len(sketch), threshold)
+        if i not in histograms
+        and (rollups_answer(len(sketch), threshold) or reaches_before_horizon(windows[i].since))
     }
     if not large:
         return Thresholds({}, histograms)

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired
+from core.api.serializers import IdRelatedField
 from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import acting_user
 from program import policies, selectors, services
@@ -103,7 +104,7 @@ class GateOutput(GateBriefOutput):
 
 
 class GateCreateInput(serializers.Serializer[Any]):
-    phase = serializers.PrimaryKeyRelatedField(queryset=Phase.objects.all())
+    phase = IdRelatedField(queryset=Phase.objects.all())
     name = serializers.CharField(max_length=160)
     kind = serializers.ChoiceField(choices=Gate.Kind.choices)
     due_date = serializers.DateField()

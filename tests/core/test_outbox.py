@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -9,9 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.celery import app
+from core.leases import kept_renewed, lease_length
 from core.models import Delivery, OutboxMessage
 from core.notifications import DeliveryBusy, delivery_attempt, notification_send
-from core.outbox import outbox_add, outbox_claim, outbox_publish, outbox_sweep
+from core.outbox import outbox_add, outbox_claim, outbox_publish, outbox_renew, outbox_sweep
 from program.models import Evaluation, Gate
 from program.services import gate_evaluation_queue, gates_evaluate_for_definitions
 from tests.program.factories import make_program, metrics_for_template
@@ -84,6 +86,38 @@ def test_sweep_resends_unfinished_messages_and_skips_fresh_leased_and_done(setti
     assert {recent.pk, leased.pk}.isdisjoint(finished)
 
 
+def test_resends_of_a_message_still_unfinished_back_off(settings):
+    settings.OUTBOX_RESEND_AFTER = 20
+    now = timezone.now()
+    make = OutboxMessage.objects.create
+    ago = lambda seconds: now - timedelta(seconds=seconds)  # noqa: E731
+    # (send_count, seconds since the last send): due once past 20 s × 2**(sends-1), at most × 16.
+    due = [
+        make(task="freeze.tasks.frontier_window_create", args=[10**6], send_count=n, sent_at=ago(s))
+        for n, s in ((1, 21), (2, 41), (3, 81), (9, 321))
+    ]
+    not_yet = [
+        make(task="freeze.tasks.frontier_window_create", args=[10**6], send_count=n, sent_at=ago(s))
+        for n, s in ((1, 19), (2, 39), (3, 79), (9, 319))
+    ]
+    assert outbox_sweep(now=now) == len(due)
+    finished = set(OutboxMessage.objects.filter(done_at__isnull=False).values_list("pk", flat=True))
+    assert finished == {message.pk for message in due}
+    assert finished.isdisjoint(message.pk for message in not_yet)
+
+
+@pytest.mark.django_db(transaction=True)  # the renewing thread has a connection of its own
+def test_a_running_task_renews_its_claim_and_a_dead_ones_lapses(settings):
+    settings.OUTBOX_LEASE_SECONDS = 1
+    message = OutboxMessage.objects.create(task="core.tasks.outbox_sweep")
+    assert outbox_claim(message_id=message.pk, owner="task-1", lease=lease_length())
+    with kept_renewed(lambda: outbox_renew(message_id=message.pk, owner="task-1")):
+        time.sleep(2.5)  # more than twice the lease: only the renewals keep it
+        assert not outbox_claim(message_id=message.pk, owner="task-2", lease=lease_length())
+    time.sleep(1.1)  # no one renews it now, as with a killed worker
+    assert outbox_claim(message_id=message.pk, owner="task-2", lease=lease_length())
+
+
 def test_live_lease_is_respected_and_expired_lease_taken_over():
     message = OutboxMessage.objects.create(task="core.tasks.outbox_sweep")
     assert outbox_claim(message_id=message.pk, owner="task-1", lease=LEASE)
@@ -108,8 +142,7 @@ def test_finished_message_is_not_run_again(mailoutbox):
 
 
 def test_delivery_with_an_expired_lease_is_taken_over_and_a_live_one_waits(settings):
-    settings.TASK_TIME_LIMITS = {**settings.TASK_TIME_LIMITS, "notifications": (5, 10)}
-    settings.OUTBOX_LEASE_MARGIN = 5  # lease 15 s
+    settings.OUTBOX_LEASE_SECONDS = 15
     with transaction.atomic():
         notification = notification_send(event="e", subject="s", body="b", recipients=["a@example.com"])
     email = Delivery.objects.get(notification=notification)

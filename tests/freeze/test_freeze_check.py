@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.models import Transition
+from freeze.management.commands.freeze_check import describe
 from freeze.models import Component, FreezeEntry, FreezeException, FreezeWindow
+from freeze.selectors import freeze_check
 from program.models import Phase
-from tests.conftest import api_token
+from tests.conftest import api_token, subprocess_database_url
+from tests.core.test_settings_and_health import PRODUCTION_ENV
 from tests.freeze.factories import freeze_setup, submitted_exception
 
 CHECK = "/api/v1/freeze/check/"
@@ -68,6 +75,32 @@ def test_command_exit_codes(ref, component, code):
     with pytest.raises(SystemExit) as exit_info:
         call_command("freeze_check", component, stdout=out, stderr=io.StringIO())
     assert exit_info.value.code == code
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("settings_module", ["config.settings.local", "config.settings.production"])
+def test_the_command_prints_only_its_answer(lead, settings_module):
+    """What CI logs capture: stdout is the answer's lines and nothing else (no "AXES: BEGIN …" banner,
+    no log line even at DEBUG: logs go to stderr), so a pipeline can read it."""
+    freeze_setup(lead)
+    at = timezone.now()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, "LOG_LEVEL": "DEBUG"}
+    if settings_module.endswith("production"):
+        env.update({k: v for k, v in PRODUCTION_ENV.items() if k not in ("PATH", "CELERY_BROKER_URL")})
+        env["CACHE_URL"] = "locmemcache://"
+    env["DATABASE_URL"] = subprocess_database_url()
+    result = subprocess.run(
+        [sys.executable, "manage.py", "freeze_check", "kernels", "--at", at.isoformat()],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=settings.BASE_DIR,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    expected = describe(freeze_check(Component.objects.get(key="kernels"), at))
+    assert result.stdout.splitlines() == expected, result.stdout
+    assert "AXES" not in result.stdout + result.stderr, result.stderr
 
 
 def test_command_rejects_a_naive_at(ref):

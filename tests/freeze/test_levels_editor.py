@@ -100,6 +100,7 @@ def test_levels_page_title_is_a_title(client, lead, ref):
         ("levels.csv", b"name,state\nkernels,open\n", "needs 'component' and 'level'"),
         ("levels.yaml", b"levels: [1, 2]", "needs 'component' and 'level'"),
         ("levels.yaml", b"levels: [\n", "not valid YAML"),
+        ("levels.csv", b"component,level\ntrainer,open\nkernels,op\ren\n", "cannot be read at line 3"),
     ],
 )
 def test_api_import_refuses_a_bad_file_naming_file(as_user, lead, ref, name, content, message):

@@ -226,6 +226,17 @@ def test_csv_import_is_all_or_nothing_with_row_errors(refs, as_user, engineer):
     assert not Observation.objects.exists()
 
 
+def test_csv_import_with_a_bare_cr_is_a_400_naming_the_body_and_files_nothing(refs, as_user, engineer):
+    opened = timezone.now() - timedelta(days=2)
+    body = CSV_HEADER + csv_row("Fine", opened, opened + timedelta(hours=1), None)
+    body += csv_row("Split\rtitle", opened, opened + timedelta(hours=1), None)
+    response = as_user(engineer).post(f"{URL}import/", body.encode(), content_type="text/csv")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"][0]["field"] == "body"
+    assert "at line 3" in response.json()["detail"]
+    assert not Incident.objects.exists()
+
+
 def test_the_import_command_uses_the_same_rules(refs, engineer, tmp_path):
     from django.core.management import CommandError, call_command
 

@@ -209,6 +209,20 @@ def test_ndjson_and_csv_bodies(client, ref):
     assert stored.tags == {"host": "a1"}
 
 
+def test_a_csv_body_with_a_bare_cr_is_a_400_naming_the_body_and_stores_nothing(client, ref):
+    at = (timezone.now() - timedelta(hours=1)).isoformat()
+    csv_body = (
+        "metric,system,workload,value,unit,observed_at,run_id\n"
+        f"latency,legacy,finetune,120,ms,{at},csv-1\n"
+        f"latency,legacy,fine\rtune,121,ms,{at},csv-2\n"
+    )
+    response = client.post(URL, csv_body, content_type="text/csv")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"][0]["field"] == "body"
+    assert "at line 3" in response.json()["detail"]
+    assert not Observation.objects.exists()
+
+
 def test_malformed_bodies_get_clear_4xx(client, ref):
     assert client.post(URL, "{not json", content_type="application/json").status_code == 400
     wrong_shape = client.post(URL, {"rows": []}, format="json")

@@ -4,6 +4,7 @@ template's cutover exit gate, and the multiplicity method checked by simulation.
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -13,11 +14,12 @@ from django.test.utils import CaptureQueriesContext
 from core.errors import ApplicationError
 from core.models import OutboxMessage
 from metrics.inference import infer, judge
+from metrics.rollups.maintain import rollups_rebuild
 from program import services
 from program.blueprints import BlueprintError, blueprint_load
 from program.blueprints.schema import blueprint_check
 from program.evaluation import criterion_judge
-from program.evaluation_every import combined_outcome, holm_regressions
+from program.evaluation_every import combined_outcome, every_metric_inputs, holm_regressions
 from program.models import Criterion, CriterionResult, Gate
 from program.services import gates_evaluate_for_definitions
 from tests.metrics.factories import definition
@@ -172,6 +174,9 @@ def test_new_data_on_any_metric_is_a_new_evaluation(ref):
     first = services.gate_evaluate(gate=cutover_gate())
     mfu = definition(key="mfu", unit="percent", direction="higher_is_better", statistic="mean")
     feed(ref, mfu, 46, 38)
+    # What ingest's fold does after a batch (the fingerprint reads the rollups, not every metric's
+    # rows); the fold's rollups_refreshed queues this evaluation (program.receivers).
+    rollups_rebuild(definition_ids=[mfu.pk])
     second = services.gate_evaluate(gate=cutover_gate())
     assert second.pk != first.pk
     assert every_result(second).outcome == "fail"
@@ -521,3 +526,20 @@ def test_a_broken_every_metric_criterion_in_a_template_is_an_error_naming_where(
     with pytest.raises(BlueprintError) as error:
         blueprint_check(data, key="rebuild-14m")
     assert where in str(error.value)
+
+
+def test_the_every_metric_fingerprint_reads_the_rollups_not_the_rows(ref):
+    """Two queries whatever the rows: the definitions and their rollups (a count over every metric's
+    rows was a whole-table scan on each evaluation)."""
+    improving(ref)
+    criterion = every_criterion()
+    program = cutover_gate().phase.program
+    with CaptureQueriesContext(connection) as queries:
+        every_metric_inputs(
+            criterion,
+            baseline_id=program.baseline_system_id,
+            candidate_id=program.candidate_system_id,
+            since=None,
+        )
+    assert len(queries.captured_queries) == 2
+    assert not any(re.search(r"metrics_observation\b", q["sql"]) for q in queries.captured_queries)

@@ -9,8 +9,6 @@ that cannot be read becomes that row's error (`Unreadable`), not the whole body'
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, cast
@@ -18,6 +16,7 @@ from typing import Annotated, Any, cast
 import msgspec
 
 from core.api.parsers import JSONProblem, json_error, json_loads
+from core.csv_input import csv_records
 from core.errors import ApplicationError
 from metrics.ingest.rules import TEXT_LIMITS
 
@@ -66,11 +65,10 @@ def decode_rows(body: bytes, content_type: str) -> list[Any]:
             text = body.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ApplicationError("The CSV is not UTF-8.", status=400, field="body") from exc
-        rows = []
-        for row in csv.DictReader(io.StringIO(text)):
+        rows = csv_records(text, field="body")
+        for row in rows:
             if row.get("tags"):
                 row["tags"] = _tags_cell(row["tags"])
-            rows.append(row)
         return rows
     if kind not in ("application/json", ""):
         raise ApplicationError(

@@ -19,6 +19,7 @@ from django.conf import settings
 
 from metrics.inference import STATISTICS, Inference, infer
 from metrics.models import MetricDefinition, System, Workload
+from metrics.retention import reaches_before_horizon, retention_horizon
 from metrics.rollups.buckets import relative_bound
 from metrics.rollups.sketch import ACCURACY
 from metrics.selectors.comparison.sampling import SamplingCheck, sampling_check
@@ -36,6 +37,8 @@ FROM_ROLLUPS = " (rollups)"  # the day rollups' buckets settled it (intervals to
 FROM_BUCKETS = " (histogram buckets)"  # OTLP histogram points' buckets settled it
 REREAD = " (rows: the rollups could not tell)"  # read exactly after the buckets could not settle it
 CANNOT_TELL = ": cannot tell at the buckets' accuracy"  # and no exact read was possible here
+# The window reaches before the retention horizon (metrics.retention): the rollups were the only source.
+BEFORE_HORIZON = " (rows before {horizon:%Y-%m-%d} are dropped by retention: the rollups alone)"
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_SAMPLES = 30
@@ -271,13 +274,17 @@ def comparison_of_sides(
         method += FROM_ROLLUPS
     elif base.approximate or cand.approximate:
         method += FROM_BUCKETS
+    before_horizon = reaches_before_horizon(since)
     if inference.undecided and outcome.verdict == "insufficient_data":
-        if reread is not None and (base.from_rollups or cand.from_rollups):
+        # No exact re-read where the rows may be gone: it would judge the kept rows alone.
+        if reread is not None and (base.from_rollups or cand.from_rollups) and not before_horizon:
             base, cand = reread()
             inference, outcome = judged(base, cand)
             method = inference.method + REREAD
         else:
             method += CANNOT_TELL
+    if before_horizon:
+        method += BEFORE_HORIZON.format(horizon=retention_horizon())
     approximate = base.approximate or cand.approximate
     return Comparison(
         metric=definition.ref,

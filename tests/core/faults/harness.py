@@ -22,7 +22,7 @@ from tests.conftest import subprocess_database_url, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-# Short limits so an expired lease comes within seconds: notifications 6 s + 1 s margin.
+# Short limits and leases so a lapsed claim comes within seconds.
 WORKER_ENV = {
     "TASK_SOFT_LIMIT_NOTIFICATIONS": "5",
     "TASK_LIMIT_NOTIFICATIONS": "6",
@@ -32,7 +32,7 @@ WORKER_ENV = {
     "TASK_LIMIT_INGEST": "20",
     "TASK_SOFT_LIMIT_DEFAULT": "15",
     "TASK_LIMIT_DEFAULT": "20",
-    "OUTBOX_LEASE_MARGIN": "1",
+    "OUTBOX_LEASE_SECONDS": "4",
     "OUTBOX_RESEND_AFTER": "3",
     "OUTBOX_SWEEP_SECONDS": "1",
     "NOTIFICATION_RETRY_BACKOFF": "1",
@@ -168,9 +168,15 @@ class Processes:
         self.logs[process.pid] = log
         return process, log
 
-    def worker(self, concurrency: int = 2, queues: str = "") -> subprocess.Popen:
+    def worker(
+        self, concurrency: int = 2, queues: str = "", *, as_deployed: bool = False
+    ) -> subprocess.Popen:
+        """as_deployed: the options of the Procfile and compose (mingle and gossip as they set them), not
+        the quicker start the other fault tests use."""
         name = f"faults{self.count + 1}@%h"
-        options = ["-c", str(concurrency), "-n", name, "--without-mingle", "--without-gossip"]
+        options = ["-c", str(concurrency), "-n", name]
+        if not as_deployed:
+            options += ["--without-mingle", "--without-gossip"]
         process, log = self._start("worker", "-l", "info", *options, *(["-Q", queues] if queues else []))
         assert wait_for(lambda: "ready." in log.read_text(), timeout=60), log.read_text()[-3000:]
         return process

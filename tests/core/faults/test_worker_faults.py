@@ -14,15 +14,17 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from config.settings import base as base_settings
 from core.models import Delivery, OutboxMessage, WebhookEndpoint
 from core.notifications import notification_send
 from core.outbox import outbox_sweep
 from program.models import Evaluation, Gate
 from program.services import gates_evaluate_for_definitions
 from tests.conftest import wait_for
-from tests.core.faults.harness import SECRET, all_done, ingest_rows, webhook_ids
+from tests.core.faults.harness import SECRET, WORKER_ENV, Receiver, all_done, ingest_rows, webhook_ids
 from tests.program.factories import make_program, metrics_for_template
 
 pytestmark = pytest.mark.services
@@ -150,4 +152,55 @@ def test_a_notification_does_not_wait_behind_ingest_evaluations(faults, receiver
         f"\nA notification behind {batches} ingest batches: delivered in {waited:.1f} s; the batches' "
         f"follow-ups took {drained:.1f} s, with at most {max(per_gate.values())} evaluations per gate "
         f"(not {batches})"
+    )
+
+
+def test_work_of_a_killed_worker_is_re_sent_within_30_s_at_the_default_settings(faults, settings):
+    """Issue 28: the figure README states. The outbox settings are the shipped defaults here
+    (OUTBOX_LEASE_SECONDS 20, OUTBOX_RESEND_AFTER 20, OUTBOX_SWEEP_SECONDS 5, the real time limits)."""
+    _, processes = faults
+    for name in WORKER_ENV:
+        processes.env.pop(name, None)
+    defaults = {"OUTBOX_LEASE_SECONDS": 20, "OUTBOX_RESEND_AFTER": 20, "OUTBOX_SWEEP_SECONDS": 5}
+    for name, value in defaults.items():
+        assert getattr(base_settings, name) == value  # what ships, not what the harness shortens
+        setattr(settings, name, value)
+    receiver = Receiver(delay=2.0)  # each request in flight for 2 s: the kill surely strands some
+    try:
+        WebhookEndpoint.objects.create(name="dashboard", url=receiver.url, secret=SECRET)
+        doomed = processes.worker(concurrency=2)
+        processes.worker(concurrency=2)
+        processes.beat()
+        with transaction.atomic():
+            for i in range(12):
+                notification_send(event="gate.ready", subject=f"stranded {i}", body="b")
+        assert wait_for(lambda: len(receiver.ids) >= 2, timeout=60)
+        processes.kill(doomed)
+        killed_at, killed = time.monotonic(), timezone.now()
+        stranded = list(
+            OutboxMessage.objects.filter(done_at__isnull=True, lease_owner__gt="").values_list(
+                "pk", flat=True
+            )
+        )
+        assert stranded
+
+        def resent() -> bool:
+            return (
+                not OutboxMessage.objects.filter(pk__in=stranded)
+                .filter(Q(sent_at__lt=killed) | Q(sent_at__isnull=True))
+                .filter(done_at__isnull=True)
+                .exists()
+            )
+
+        assert wait_for(resent, timeout=60)
+        resent_after = time.monotonic() - killed_at
+        assert wait_for(all_done, timeout=60), list(OutboxMessage.objects.filter(done_at__isnull=True))
+        done_after = time.monotonic() - killed_at
+        assert set(receiver.ids) == webhook_ids()
+    finally:
+        receiver.close()
+    assert resent_after < 30
+    print(
+        f"\nworker SIGKILLed holding {len(stranded)} claimed messages: re-sent {resent_after:.1f} s "
+        f"after the kill, all delivered {done_after:.1f} s after it (default outbox settings)"
     )

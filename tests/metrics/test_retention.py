@@ -1,0 +1,145 @@
+"""Retention: a month older than OBSERVATIONS_KEEP_MONTHS loses its partition only once its rollups are
+complete; its rollups stay (no recompute from the missing rows touches them), and a comparison over it
+reads them and says that the rows are gone."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from metrics.ingest import observations_ingest_rows
+from metrics.models import Observation, ObservationMonthDropped, ObservationRollup, RollupDelta, RollupStale
+from metrics.partitions import (
+    month_add,
+    month_start,
+    observations_partitions_create,
+    partition_name,
+    partitions_existing,
+)
+from metrics.public import comparison_compute
+from metrics.retention import observations_partitions_drop, retention_horizon
+from metrics.rollups.maintain import rollups_medians_recompute, rollups_rebuild
+from metrics.tasks import observations_partitions_drop as drop_task
+from metrics.tasks import rollups_refresh
+from tests.metrics.factories import reference_data
+
+THIS_MONTH = month_start(timezone.now())
+OLD = month_add(THIS_MONTH, -2)  # the one month wholly before the horizon of two months kept
+NEWER = month_add(THIS_MONTH, -1)  # inside it
+rng = np.random.default_rng(2828)
+
+
+def observations(month, *, system: str, centre: float, n: int = 150) -> list[dict]:
+    start = month + timedelta(days=9)
+    return [
+        {
+            "metric": "latency",
+            "system": system,
+            "workload": "finetune",
+            "value": float(v),
+            "unit": "s",
+            "observed_at": (start + timedelta(minutes=7 * i)).isoformat(),
+            "run_id": f"{system}-{month:%Y%m}-{i}",
+        }
+        for i, v in enumerate(rng.normal(centre, centre / 20, n))
+    ]
+
+
+@pytest.fixture
+def two_months(db, settings):
+    """Rows of an old month and of last month in their partitions; the batches' deltas not yet folded
+    (the test's transaction never commits, so nothing ran after it)."""
+    ref = reference_data()
+    observations_partitions_create(since=OLD)
+    for month in (OLD, NEWER):
+        for system, centre in (("legacy", 1.0), ("rebuilt", 0.8)):
+            observations_ingest_rows(rows=observations(month, system=system, centre=centre), actor=None)
+    settings.OBSERVATIONS_KEEP_MONTHS = 2
+    return ref
+
+
+def test_keeping_every_month_is_the_default_and_drops_nothing(two_months, settings):
+    settings.OBSERVATIONS_KEEP_MONTHS = None
+    assert retention_horizon() is None
+    assert observations_partitions_drop() == []
+    assert partition_name(OLD) in partitions_existing()
+
+
+def rollups_complete() -> None:
+    """What the worker and the nightly beat do: fold the deltas, then compute the exact medians."""
+    rollups_refresh()
+    rollups_medians_recompute(before=timezone.now().date())
+
+
+def test_a_month_whose_rollups_are_not_complete_is_kept(two_months):
+    # The batches' deltas are not folded yet.
+    assert RollupDelta.objects.filter(day__lt=NEWER.date()).exists()
+    assert observations_partitions_drop() == []
+    rollups_refresh()
+    # Folded, the days' medians wait for the nightly recompute, which needs the rows.
+    assert ObservationRollup.objects.filter(day__lt=NEWER.date(), median__isnull=True).exists()
+    assert observations_partitions_drop() == []
+    assert partition_name(OLD) in partitions_existing()
+    rollups_medians_recompute(before=timezone.now().date())
+    # A day marked stale (a correction) must be recomputed from the rows first.
+    stale = RollupStale.objects.create(
+        definition_id=two_months["latency"].pk,
+        workload_id=two_months["medium"].pk,
+        day=(OLD + timedelta(days=9)).date(),
+    )
+    assert drop_task.delay().get() == []
+    assert partition_name(OLD) in partitions_existing()
+    stale.delete()
+    assert drop_task.delay().get() == [partition_name(OLD)]
+
+
+def test_a_dropped_month_keeps_its_rollups_and_is_compared_from_them(two_months):
+    latency = two_months["latency"]
+    window = {"since": OLD, "until": month_add(OLD, 1)}
+    rollups_complete()
+    kept_rows = Observation.objects.filter(observed_at__lt=month_add(OLD, 1)).count()
+    rollups_before = list(ObservationRollup.objects.filter(day__lt=month_add(OLD, 1).date()).values())
+
+    assert observations_partitions_drop() == [partition_name(OLD)]
+
+    assert partition_name(OLD) not in partitions_existing()
+    assert partition_name(NEWER) in partitions_existing()
+    assert Observation.objects.filter(observed_at__lt=month_add(OLD, 1)).count() == 0
+    assert ObservationMonthDropped.objects.get().rows == kept_rows == 300
+    # A full rebuild from the rows leaves the dropped month's rollups alone: they are all that is left.
+    rollups_rebuild()
+    after = list(
+        ObservationRollup.objects.filter(day__lt=month_add(OLD, 1).date()).values("day", "system_id", "n")
+    )
+    assert sorted((r["day"], r["system_id"], r["n"]) for r in after) == sorted(
+        (r["day"], r["system_id"], r["n"]) for r in rollups_before
+    )
+
+    comparison = comparison_compute(
+        definition=latency, baseline=two_months["legacy"], candidate=two_months["rebuilt"], **window
+    )
+    assert (comparison.baseline.n, comparison.candidate.n) == (150, 150)
+    assert comparison.verdict == "better"
+    assert "(rollups)" in comparison.method
+    assert f"rows before {retention_horizon():%Y-%m-%d} are dropped by retention" in comparison.method
+
+
+def test_a_window_inside_the_kept_months_reads_its_rows_as_before(two_months):
+    rollups_complete()
+    comparison = comparison_compute(
+        definition=two_months["latency"],
+        baseline=two_months["legacy"],
+        candidate=two_months["rebuilt"],
+        since=NEWER,
+        until=month_add(NEWER, 1),
+    )
+    assert comparison.verdict == "better"
+    assert "rollups" not in comparison.method and "retention" not in comparison.method
+
+
+def test_the_drop_is_scheduled_daily(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["observations-partitions-drop"]
+    assert entry["task"] == "metrics.tasks.observations_partitions_drop"
