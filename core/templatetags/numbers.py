@@ -1,5 +1,6 @@
 """{% load numbers %}: `|sig` (3 significant digits, or `|sig:4`), `|pvalue` ("< 1e-6" below the floor)
-`|p_statement` ("p = 0.012" or "p < 1e-6") and `|interval` (a two-number interval as "a – b")."""
+`|p_statement` ("p = 0.012" or "p < 1e-6") and `|interval` (a two-number interval as "a – b"), `|effect` ("candidate 24 % better", from a
+relative performance) and `|effect_range` (its interval in the same words)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,13 @@ def interval(value: Sequence[float] | None, digits: int | str = 3) -> str:
         return "no interval"
     low, high = value
     return f"{numbers.sig(low, int(digits))} – {numbers.sig(high, int(digits))}"
+
+
+@register.filter
+def effect(value: float | None) -> str:
+    return numbers.effect(value)
+
+
+@register.filter
+def effect_range(value: Sequence[float] | None) -> str:
+    return numbers.effect_range(value)  # type: ignore[arg-type]
