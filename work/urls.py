@@ -1,7 +1,8 @@
 from django.urls import path
 
-from work.pages import home
+from work.pages import home, search
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("search/", search.search_page, name="search"),
 ]
