@@ -73,6 +73,11 @@
   };
 
   document.addEventListener("keydown", (event) => {
+    // Escape in a search box leaves it (at phone width the header's folds back), so the keys work again.
+    if (event.key === "Escape" && event.target instanceof HTMLInputElement && event.target.type === "search") {
+      event.target.blur();
+      return;
+    }
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
     if (typingIn(event.target) || document.querySelector("dialog[open]")) return;
     const now = Date.now();
