@@ -15,6 +15,8 @@
   let chordUntil = 0;
 
   const searchForm = () => document.querySelector("form.site-search");
+  // Signed out (the sign-in page) there is no search box and nowhere to go: no shortcuts.
+  if (!searchForm()) return;
 
   // Where `/` lands: the search page's own box when there is one, else the header's.
   const searchBox = () =>

@@ -118,6 +118,7 @@ INCIDENT_FORM = row("302 403 405 403 403 403 405 | 403 405 403")
 #                       GET                                    forced POST
 EXPECTED: dict[str, Rows | Each] = {
     "home": READ,
+    "search": READ,
     "notifications": READ,
     # Every signed-in person has an inbox; the notification below reached the lead only, so anyone
     # else finds no such notification in theirs (the 404 page) before anything is read or written.
