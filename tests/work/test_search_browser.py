@@ -70,6 +70,10 @@ def test_search_from_the_header_and_the_shortcuts(page, demo, width):
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
 
+    page.goto("/search/?q=no-such-thing")
+    expect(page.get_by_test_id("search-none")).to_contain_text("Nothing matches “no-such-thing”")
+    screenshot(page, f"search-none-{width}")
+
     page.keyboard.press("g")
     page.keyboard.press("f")
     page.wait_for_url("**/freeze/")
