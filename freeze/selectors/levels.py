@@ -330,6 +330,14 @@ class FreezeRow:
     strictest: str  # the level that decides where windows overlap (open outside every window)
     open_exceptions: list[FreezeException]
 
+    @property
+    def deciding_window(self) -> FreezeWindow | None:
+        """The first column holding the strictest level, which an exception would be filed under;
+        None where every window leaves the component open."""
+        if self.strictest == Level.OPEN:
+            return None
+        return next((cell.window for cell in self.cells if cell.level == self.strictest), None)
+
 
 def freeze_list(
     windows: list[FreezeWindow], moment: datetime | None = None, readable: Q | None = None
