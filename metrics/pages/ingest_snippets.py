@@ -39,6 +39,7 @@ def example_csv(definition: MetricDefinition, system: str, workload: str) -> str
 def push_snippets(
     request: HttpRequest, definition: MetricDefinition, *, system: str, workload: str
 ) -> list[Snippet]:
+    """`request.user` is recorded as the submitter of the command line's batches."""
     batch_url = request.build_absolute_uri(reverse("observation-batch"))
     otlp_url = request.build_absolute_uri(reverse("otlp-metrics"))
     ref = ingest_ref(definition)
@@ -81,7 +82,7 @@ def push_snippets(
         Snippet(
             "snippet-cli",
             "Command line, on the tracker's host",
-            "python manage.py import_observations observations.csv --user ingest",
+            f"python manage.py import_observations observations.csv --user {request.user.get_username()}",
             "The one CLI there is: it runs where the tracker runs (the same rules, in 10,000-row batches).",
         )
     )
