@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from core.roles import FRAMEWORK_ENGINEERS, has_role
 from freeze import policies
-from freeze.models import Component, FreezeException
+from freeze.models import Component, FreezeException, Level
 from freeze.pages.ci_panel import ci_panel
 
 
@@ -30,13 +30,13 @@ def component_detail(request: HttpRequest, key: str) -> HttpResponse:
         .select_related("window")
         .order_by("change_starts_at", "pk")
     )
-    deciding = ci.check.window
+    # Exceptions are filed under a window at `approval`: the one deciding now, if this reader sees it.
+    deciding = ci.check.window if ci.check.level == Level.APPROVAL else None
     context = {
         "component": component,
         "ci": ci,
         "exceptions": exceptions,
         "can_file": has_role(request.user, FRAMEWORK_ENGINEERS),
-        # The prefilled exception names the window whose level decides, when the reader may see it.
         "file_window": deciding if deciding and policies.may_read_window(request.user, deciding) else None,
     }
     return render(request, "freeze/component_detail.html", context)

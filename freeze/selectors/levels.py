@@ -331,12 +331,12 @@ class FreezeRow:
     open_exceptions: list[FreezeException]
 
     @property
-    def deciding_window(self) -> FreezeWindow | None:
-        """The first column holding the strictest level, which an exception would be filed under;
-        None where every window leaves the component open."""
-        if self.strictest == Level.OPEN:
+    def exception_window(self) -> FreezeWindow | None:
+        """The window an exception would be filed under: the first column at `approval`, when that is
+        the strictest level (exceptions exist for `approval` only: frozen takes none, open needs none)."""
+        if self.strictest != Level.APPROVAL:
             return None
-        return next((cell.window for cell in self.cells if cell.level == self.strictest), None)
+        return next((cell.window for cell in self.cells if cell.level == Level.APPROVAL), None)
 
 
 def freeze_list(

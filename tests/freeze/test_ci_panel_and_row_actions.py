@@ -91,14 +91,10 @@ def test_matrix_rows_offer_a_prefilled_exception_to_engineers_only(client, engin
     page = client.get("/freeze/").content.decode()
     window = ref["window"].pk
     links = re.findall(r'data-testid="request-exception" href="([^"]+)"', page)
-    assert sorted(links) == sorted(
-        [
-            f"/freeze/exceptions/new/?component=trainer&amp;window={window}",
-            f"/freeze/exceptions/new/?component=kernels&amp;window={window}",
-            "/freeze/exceptions/new/?component=dashboards",  # open everywhere: no window decides
-        ]
-    )
-    form = client.get(html.unescape(next(link for link in links if "trainer" in link))).content.decode()
+    # Exceptions exist for `approval` only: the frozen and the open rows say why they offer none.
+    assert links == [f"/freeze/exceptions/new/?component=trainer&amp;window={window}"]
+    assert "frozen: no exception lifts it" in page and "open: no exception needed" in page
+    form = client.get(html.unescape(links[0])).content.decode()
     assert re.search(rf'<option value="{window}" selected>', form)
     client.force_login(viewer)
     assert 'data-testid="request-exception"' not in client.get("/freeze/").content.decode()
@@ -135,3 +131,11 @@ def test_matrix_runs_the_same_queries_for_few_and_many_components(client, engine
     for i in range(20):
         Component.objects.create(key=f"c{i}", name=f"c{i}", layer="storage", owner_team="data")
     assert count() == few
+
+
+def test_component_page_prefills_the_window_only_where_an_exception_applies(client, engineer, ref):
+    client.force_login(engineer)
+    trainer = client.get("/freeze/components/trainer/").content.decode()
+    assert f'href="/freeze/exceptions/new/?component=trainer&amp;window={ref["window"].pk}"' in trainer
+    kernels = client.get("/freeze/components/kernels/").content.decode()
+    assert 'href="/freeze/exceptions/new/?component=kernels"' in kernels  # frozen: the form says why

@@ -53,6 +53,12 @@ def test_upload_preview_confirm_at_desktop_and_phone_width(page, demo, tmp_path)
     expect(page.get_by_test_id("ingest-empty")).to_contain_text(f"{KEY}@1 has no observations yet")
     expect(page.get_by_test_id("snippet-curl-csv")).to_contain_text("/api/v1/observations/batch/")
     expect(page.get_by_test_id("snippet-curl-json")).to_contain_text(f'"metric": "{KEY}@1"')
+    # Copy (app.js's data-copy, no inline script under the CSP) puts the real line on the clipboard.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = page.locator("button[data-copy='#snippet-curl-csv']")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert "/api/v1/observations/batch/" in page.evaluate("navigator.clipboard.readText()")
     screenshot(page, "ingest-empty-1280")
 
     # Paste rows with two bad ones: the preview names each by row and field, and stores nothing.
