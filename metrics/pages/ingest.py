@@ -78,7 +78,7 @@ def ingest_page(request: HttpRequest, key: str) -> HttpResponse:
     if request.method == "POST" and "confirm" in request.POST:
         confirm = IngestConfirmForm(request.POST)
         if not confirm.is_valid():
-            form.add_error(None, MSG_LOST)
+            context["refusal_message"] = MSG_LOST
             return _render(request, definition, form, context, status=400)
         data = confirm.cleaned_data
         try:
@@ -92,7 +92,7 @@ def ingest_page(request: HttpRequest, key: str) -> HttpResponse:
         except ApplicationError as exc:
             # The rows changed meaning since the preview (a version deprecated in between): show why.
             form = IngestPreviewForm(initial={"text": data["text"], "format": data["format"]})
-            form.add_error(None, exc.message)
+            context["refusal_message"] = exc.message
             context["refusal"] = [{**e, "row": e["index"] + 1} for e in exc.errors if "index" in e]
             status = exc.status
         else:
@@ -128,9 +128,9 @@ def _render(
     *,
     status: int,
 ) -> HttpResponse:
-    systems = list(System.objects.order_by("key").values_list("key", flat=True)[:2])
+    # The example rows name real systems and workloads, so a copied line passes as it is.
+    system = System.objects.order_by("-key").values_list("key", flat=True).first() or "SYSTEM"
     workload = Workload.objects.order_by("key").values_list("key", flat=True).first() or "WORKLOAD"
-    system = systems[-1] if systems else "SYSTEM"
     context.update(
         {
             "form": form,

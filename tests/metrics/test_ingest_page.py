@@ -173,3 +173,22 @@ def test_registering_a_metric_links_the_ingest_page_instead_of_saying_push(clien
     message = _registered_message(Request(), draft)  # type: ignore[arg-type]
     assert '<a href="/metrics/probe@1/ingest/">Upload observations</a>' in message
     assert "Push observations to" not in message
+
+
+def test_a_confirmation_refused_since_the_preview_stores_nothing_and_says_why(client, ref, pusher):
+    client.force_login(pusher)
+    fields = confirm_fields(preview(client, GOOD).content.decode())
+    ref["latency"].status = "deprecated"  # between the preview and the confirmation
+    ref["latency"].save(update_fields=["status"])
+    response = client.post(URL.replace("latency", "latency@1"), fields)
+    assert response.status_code == 422
+    page = response.content.decode()
+    assert 'data-testid="confirm-refused"' in page and "Nothing was stored" in page
+    assert Observation.objects.count() == 0
+
+
+def test_a_confirmation_without_its_rows_is_a_400_naming_it(client, ref, pusher):
+    client.force_login(pusher)
+    response = client.post(URL, {"confirm": "1"})
+    assert response.status_code == 400
+    assert "The confirmation lost its rows: preview them again." in response.content.decode()
