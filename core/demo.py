@@ -31,7 +31,9 @@ DEMO_USERS = (
     DemoUser("lead3", "Priya Serving-Lead", "lead of the private serving program only", (PROGRAM_LEADS,)),
     DemoUser("platform", "Pat Platform", "platform admin", (PLATFORM_ADMINS,)),
     DemoUser("engineer", "Erin Engineer", "framework engineer", (FRAMEWORK_ENGINEERS,)),
-    DemoUser("metrics", "Mo Metrics", "metric owner", (METRIC_OWNERS, "data-platform")),
+    DemoUser(
+        "metrics", "Mo Metrics", "metric owner, may push observations", (METRIC_OWNERS, "data-platform")
+    ),
     DemoUser("owner", "Omar Owner", "component owner (training-platform)", ("training-platform",)),
     DemoUser("ingest", "CI Ingest Bot", "ingest client (API token, scope ingest)", ()),
     DemoUser("viewer", "Vera Viewer", "viewer", ()),
@@ -53,10 +55,10 @@ def demo_users_load() -> dict[str, User]:
             user.save(update_fields=["password"])
         user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in spec.groups))
         users[spec.username] = user
-    ingest = users["ingest"]
-    ingest.user_permissions.add(
-        *Permission.objects.filter(content_type__app_label="metrics", codename="add_observation")
-    )
+    # The ingest client pushes from CI; the demo's metric owner uploads on the ingest page.
+    push = Permission.objects.filter(content_type__app_label="metrics", codename="add_observation")
+    for username in ("ingest", "metrics"):
+        users[username].user_permissions.add(*push)
     admin, created = User.objects.get_or_create(
         username="admin", defaults={"is_staff": True, "is_superuser": True, "email": "admin@example.com"}
     )

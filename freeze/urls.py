@@ -1,6 +1,6 @@
 from django.urls import path
 
-from freeze.pages import exceptions, freeze_list, overrides
+from freeze.pages import components, exceptions, freeze_list, overrides
 from freeze.pages.history import window_history_page
 
 app_name = "freeze"
@@ -11,6 +11,7 @@ urlpatterns = [
     path("windows/<int:window_id>/levels/", freeze_list.levels_edit, name="levels"),
     path("windows/<int:window_id>/history/", window_history_page, name="window-history"),
     path("windows/<int:window_id>/levels/import/", freeze_list.levels_import, name="levels-import"),
+    path("components/<slug:key>/", components.component_detail, name="component"),
     path("exceptions/", exceptions.exceptions_all, name="exceptions"),
     path("exceptions/new/", exceptions.exception_new, name="exception-new"),
     path("exceptions/level/", exceptions.exception_level, name="exception-level"),

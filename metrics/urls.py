@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from metrics.pages import definitions, feeds, metrics
+from metrics.pages import definitions, feeds, ingest, metrics
 
 
 class MetricRefConverter:
@@ -35,6 +35,7 @@ urlpatterns = [
         definitions.version_deprecate_page,
         name="version-deprecate",
     ),
+    path("<metricref:key>/ingest/", ingest.ingest_page, name="ingest"),
     # `key` may carry @N here: the page of that version.
     path("<metricref:key>/", metrics.metric_detail, name="detail"),
 ]

@@ -23,6 +23,7 @@ from core.pages.htmx import HtmxHttpRequest
 from core.roles import FRAMEWORK_ENGINEERS, acting_user, has_role
 from freeze import policies, selectors, services
 from freeze.models import Component, FreezeException, FreezeWindow
+from freeze.pages.ci_panel import ci_panel
 from freeze.pages.forms import DecisionForm, ExceptionFilterForm, ExceptionForm, expected_impacts_text
 from freeze.selectors.exceptions import (
     LevelHint,
@@ -115,7 +116,8 @@ def _exception_or_404(request: HttpRequest, pk: int) -> FreezeException:
 
 @role_required(FRAMEWORK_ENGINEERS, action="file freeze exceptions")
 def exception_new(request: HttpRequest) -> HttpResponse:
-    initial = {"component": request.GET.get("component")}
+    # Prefilled from a link (a freeze-list row, a component page); the window only among those offered.
+    initial = {"component": request.GET.get("component"), "window": request.GET.get("window")}
     form = ExceptionForm(request.POST or None, initial=initial, levels=_form_levels())
     _offer_readable_windows(form, request)
     status = 200
@@ -204,7 +206,11 @@ def queues(request: HttpRequest) -> HttpResponse:
 def _exception_context(request: HttpRequest, pk: int, form: DecisionForm | None = None) -> dict[str, Any]:
     exception = _exception_or_404(request, pk)
     approvers = exception_approvers(exception)
+    now = timezone.now()
+    # CI's answer when the change is due to run: at its start while that is ahead, else now.
+    ci_at = exception.change_starts_at if exception.change_starts_at > now else now
     return {
+        "ci": ci_panel(request, exception.component, at=ci_at, now=now),
         "exception": exception,
         "history": transitions_for(exception).order_by("-at", "-id"),
         "actions": exception_allowed_actions(acting_user(request), exception),

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
-from core.roles import acting_user
+from core.roles import FRAMEWORK_ENGINEERS, acting_user, has_role
 from freeze import policies, selectors, services
 from freeze.history import CAPPED, window_history
 from freeze.models import FreezeWindow
@@ -48,6 +48,7 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
             (w for w in windows if w.starts_at > now), None
         )
     moment = _table_moment(window, now)
+    can_file = has_role(request.user, FRAMEWORK_ENGINEERS)
     # Each column shows the span in force: a recurring window's occurrence, not its whole season.
     columns = []
     for span in selectors.in_force_at(moment):
@@ -69,6 +70,9 @@ def freeze_list(request: HttpRequest, window_id: int | None = None) -> HttpRespo
         "upcoming": [w for w in windows if w.starts_at > now][:5],
         "history": window_history(window, size=CAPPED) if window else None,
         "can_edit": window is not None and policies.is_window_lead(request.user, window),
+        # Each row's "request an exception", for those who may file one (the form's own guard).
+        "can_file": can_file,
+        "colspan": len(columns) + 3 + can_file,
     }
     return render(request, "freeze/freeze_list.html", context)
 

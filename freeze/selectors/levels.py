@@ -330,6 +330,14 @@ class FreezeRow:
     strictest: str  # the level that decides where windows overlap (open outside every window)
     open_exceptions: list[FreezeException]
 
+    @property
+    def exception_window(self) -> FreezeWindow | None:
+        """The window an exception would be filed under: the first column at `approval`, when that is
+        the strictest level (exceptions exist for `approval` only: frozen takes none, open needs none)."""
+        if self.strictest != Level.APPROVAL:
+            return None
+        return next((cell.window for cell in self.cells if cell.level == Level.APPROVAL), None)
+
 
 def freeze_list(
     windows: list[FreezeWindow], moment: datetime | None = None, readable: Q | None = None

@@ -23,8 +23,8 @@ from core import idempotency
 from core.errors import ApplicationError
 from core.telemetry.instruments import INGEST_ROWS
 from metrics.ingest import streams
-from metrics.ingest.check import Lookups, check_rows
-from metrics.ingest.formats import decode_rows, otlp
+from metrics.ingest.check import Lookups, ValidRows, check_rows
+from metrics.ingest.formats import as_dict, decode_rows, otlp
 from metrics.ingest.formats.histograms import Histogram
 from metrics.ingest.rules import MSG_INVALID
 from metrics.ingest.write import batch_write
@@ -38,6 +38,24 @@ OTLP_SCOPE = "observations.otlp"
 MESSAGE_PROBLEMS = 5
 
 MSG_TOO_MANY = f"A batch holds at most {MAX_ROWS:,} observations; split it into smaller batches."
+
+
+@dataclass
+class IngestPreview:
+    """What a batch would do, written nowhere: how many rows pass, every problem of every bad row
+    ({index, field, message}, as a 422 lists them), and the first rows as they were read."""
+
+    received: int
+    errors: list[dict[str, Any]]
+    first_rows: list[Any]
+
+    @property
+    def refused(self) -> int:
+        return len({error["index"] for error in self.errors})
+
+    @property
+    def valid(self) -> int:
+        return self.received - self.refused
 
 
 class _Answer(Protocol):
@@ -120,6 +138,15 @@ def observations_ingest(
         act=lambda: _ingest(decode_rows(body, content_type), actor=actor, source=source),
         replay=IngestResult.from_dict,
     )
+
+
+def observations_preview(*, body: bytes, content_type: str, first: int = 10) -> IngestPreview:
+    """The batch `observations_ingest` would take from this body, checked by the same rules and
+    written nowhere (the ingest page's preview). An unreadable, empty or too large body raises as
+    the batch would."""
+    rows = decode_rows(body, content_type)
+    *_, errors = _checked(rows)
+    return IngestPreview(len(rows), errors, [as_dict(row) for row in rows[:first]])
 
 
 def observations_ingest_rows(*, rows: list[Any], actor: User | None, source: str = "") -> IngestResult:
@@ -248,15 +275,7 @@ def _ingest(
 ) -> IngestResult:
     """Check every row, then write the batch and announce it in one transaction. The rows at the
     positions of `histograms` are histogram points: checked as their mean, stored as their buckets."""
-    if not isinstance(rows, list):
-        raise ApplicationError("observations must be a list.", status=400, field="observations")
-    if len(rows) > MAX_ROWS:
-        raise ApplicationError(MSG_TOO_MANY, status=413, field="observations", extra={"limit": MAX_ROWS})
-    if not rows:
-        raise ApplicationError("The batch is empty.", status=400, field="observations")
-
-    lookups = Lookups()
-    valid, errors = check_rows(rows, lookups)
+    lookups, valid, errors = _checked(rows)
     if errors:
         refused = len({e["index"] for e in errors})
         INGEST_ROWS.labels(outcome="rejected").inc(refused)
@@ -275,6 +294,19 @@ def _ingest(
             )
     INGEST_ROWS.labels(outcome="accepted").inc(len(rows))
     return IngestResult(batch.pk, len(rows), batch.inserted, lookups.refs(batch.definition_ids))
+
+
+def _checked(rows: Any) -> tuple[Lookups, ValidRows, list[dict[str, Any]]]:
+    """The batch's shape, then every row against the rules: the one check a write and a preview share."""
+    if not isinstance(rows, list):
+        raise ApplicationError("observations must be a list.", status=400, field="observations")
+    if len(rows) > MAX_ROWS:
+        raise ApplicationError(MSG_TOO_MANY, status=413, field="observations", extra={"limit": MAX_ROWS})
+    if not rows:
+        raise ApplicationError("The batch is empty.", status=400, field="observations")
+    lookups = Lookups()
+    valid, errors = check_rows(rows, lookups)
+    return lookups, valid, errors
 
 
 def _ingest_partial(

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 
 from core.errors import ApplicationError
 from core.pages.form_submit import form_submit
@@ -26,6 +27,7 @@ from metrics.boundary import definition_changes
 from metrics.dependents import stale_on_supersede
 from metrics.models import MetricDefinition
 from metrics.pages.definitions_forms import DefinitionFieldsForm, RegisterForm, initial_from, team_of
+from metrics.pages.ingest import may_ingest
 from metrics.services.definitions import DefinitionFields
 
 Status = MetricDefinition.Status
@@ -66,14 +68,24 @@ def definition_register_page(request: HttpRequest) -> HttpResponse:
         )
         if sent.ok:
             definition = sent.value
-            messages.success(
-                request,
-                f"Registered {definition.ref} as a draft. Push observations to '{definition.ref}' "
-                "to try it, then activate it.",
-            )
+            messages.success(request, _registered_message(request, definition))
             return _detail(definition)
         status = sent.status
     return render(request, "metrics/definition_register.html", {"form": form}, status=status)
+
+
+def _registered_message(request: HttpRequest, definition: MetricDefinition) -> str:
+    """Where to go next: the ingest page, when this user may push observations."""
+    if not may_ingest(request.user):
+        return (
+            f"Registered {definition.ref} as a draft. An ingest client sends its observations as "
+            f"'{definition.ref}'; then activate it."
+        )
+    return format_html(
+        'Registered {} as a draft. <a href="{}">Upload observations</a> to try it, then activate it.',
+        definition.ref,
+        reverse("metrics:ingest", kwargs={"key": definition.ref}),
+    )
 
 
 def _digest(latest: MetricDefinition, changes: DefinitionFields) -> str:

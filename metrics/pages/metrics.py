@@ -17,6 +17,7 @@ from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.models import MetricDefinition, PullSource, System, point_kind_fits
 from metrics.pages.comparison_slicing import group_cards, page_params, recent_tag_keys, tags_as_text
+from metrics.pages.ingest import may_ingest
 from metrics.pages.metrics_forms import ComparisonForm, RegistryFilterForm
 from metrics.selectors.comparison.tags import tag_filters_text
 from metrics.wording import comparison_sentence, method_described
@@ -78,6 +79,7 @@ def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
             "versions": versions,
             "pull_sources": _pull_sources(definition, versions),
             "can_manage": has_role(request.user, METRIC_OWNERS),
+            "can_ingest": may_ingest(request.user),
             "compare_metric": definition.key if definition.status == "active" else definition.ref,
         },
     )

@@ -202,6 +202,11 @@ EXPECTED: dict[str, Rows | Each] = {
     "metrics:compare": READ,
     "metrics:feeds": READ,
     "metrics:detail": READ,
+    # The batch API's write rule (metrics.add_observation): the ingest client only; the empty form is a 400.
+    "metrics:ingest": (
+        row("302 403 403 403 403 200 403 | 403 403 403"),
+        row("302 403 403 403 403 400 403 | 403 403 403"),
+    ),
     "metrics:register": OWNER_FORM,
     "metrics:version-new": OWNER_FORM,
     "metrics:version-activate": OWNER_CONFIRM,
@@ -239,6 +244,7 @@ EXPECTED: dict[str, Rows | Each] = {
     "program:criterion-calibration": each(READ),
     "program:gate-repin": each((POST_ONLY, row("302 403 403 403 403 403 302 | 403 403 302"))),
     "freeze:list": READ,
+    "freeze:component": READ,
     "freeze:window": each(READ),
     "freeze:levels": each(LEAD_FORM),
     "freeze:window-history": each(READ),
@@ -433,6 +439,7 @@ def world(django_db_setup, django_db_blocker):
         shared = {
             "metrics:detail": {"key": "training-throughput"},
             "metrics:version-new": {"key": "training-throughput"},
+            "metrics:ingest": {"key": "training-throughput"},
             "metrics:version-activate": {"key": "training-throughput", "version": 1},
             "metrics:version-deprecate": {"key": "training-throughput", "version": 1},
             "notification-open": {"pk": leads_only.pk},
@@ -442,6 +449,7 @@ def world(django_db_setup, django_db_blocker):
             },
             "password_reset_confirm": {"uidb64": "MQ", "token": "not-a-token"},
             "freeze:override-review": {"pk": override.pk},
+            "freeze:component": {"key": override.component.key},
             **{
                 f"incidents:{name}": {"pk": incident.pk}
                 for name in ("detail", "edit", "resolve", "checklist")

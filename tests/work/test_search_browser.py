@@ -38,7 +38,7 @@ def test_search_from_the_header_and_the_shortcuts(page, demo, width):
     page.wait_for_url("**/search/?q=kernels")
     components = page.get_by_test_id("search-group-components")
     expect(components.get_by_role("link", name="Fused attention kernels")).to_have_attribute(
-        "href", "/freeze/#component-kernels"
+        "href", "/freeze/components/kernels/"
     )
     expect(page.get_by_test_id("search-group-exceptions")).to_contain_text("kernel")
 

@@ -147,10 +147,9 @@ def _components(user: AnyUser, query: str) -> QuerySet[Component]:
 
 
 def _component_hit(component: Component) -> Hit:
-    # No page of its own: its row in the freeze list (templates/freeze/freeze_list.html).
     return Hit(
         component.name,
-        f"{reverse('freeze:list')}#component-{component.key}",
+        reverse("freeze:component", args=[component.key]),
         f"{component.key} · {component.get_layer_display()} · owned by {component.owner_team}",
     )
 
