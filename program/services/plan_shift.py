@@ -243,6 +243,8 @@ class AdvancePreview:
     days_off: int  # today vs `planned`: negative early, positive late
     needs_reason: bool
     shift: PlanShift | None  # what shift_plan would move; None when `starts` starts on plan
+    # The other gates of `completes` nobody decided yet: advancing closes them (Gate.CLOSED_REASON).
+    closes: list[Gate] = field(default_factory=list)
 
 
 def advance_preview(program: Program, today: date, tolerance_days: int) -> AdvancePreview | None:
@@ -276,4 +278,5 @@ def advance_preview(program: Program, today: date, tolerance_days: int) -> Advan
         days_off=days_off,
         needs_reason=abs(days_off) > tolerance_days,
         shift=plan_shift_preview(program, today),
+        closes=[g for g in current.gates.all() if g.status in Gate.UNDECIDED and g.kind != Gate.Kind.EXIT],
     )
