@@ -1,17 +1,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.timesince import timesince
 from django.views.decorators.http import require_GET, require_POST
 
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.models import Transition
+from core.numbers import effect, effect_range
 from core.pages.form_submit import form_submit
 from core.pages.htmx import HtmxHttpRequest
 from core.roles import acting_user
@@ -101,6 +104,27 @@ def every_metric_rows(result: CriterionResult) -> list[dict[str, Any]]:
     return [{**row, "method_text": METHODS.get(row.get("method", ""), "")} for row in rows]
 
 
+def every_metric_summary(result: CriterionResult) -> str:
+    """An every-metric result in the words effects are said in: how many metrics hold, which do not,
+    and the deciding (closest) metric's effect; the ratios stay in the folded table."""
+    evidence = result.evidence
+    rows = evidence.get("metrics") or []
+    if not rows:
+        return str(result.reason)
+    counts = evidence.get("counts") or {}
+    text = f"{counts.get('pass', 0)} of {len(rows)} metrics at least as good"
+    for outcome, label in (("fail", "worse"), ("inconclusive", "inconclusive")):
+        names = [row["metric"] for row in rows if row["outcome"] == outcome]
+        if names:
+            text += f"; {label}: {', '.join(names)}"
+    deciding = next((row for row in rows if row["metric"] == evidence.get("deciding_metric")), None)
+    if deciding is not None and deciding.get("relative_performance") is not None:
+        text += f" · closest, {deciding['metric']}: {effect(deciding['relative_performance'])}"
+        if deciding.get("relative_performance_ci"):
+            text += f" ({effect_range(deciding['relative_performance_ci'])})"
+    return text
+
+
 def _evidence_views(criterion: Criterion, result: CriterionResult) -> dict[str, Any]:
     """The evidence of one measured criterion as the page shows it: the sentence, each side's bar with
     its interval (an absolute threshold as a line there), and the judged estimate's interval against
@@ -176,6 +200,15 @@ def _frozen_at(standing: Decision | None) -> datetime | None:
         return None
 
 
+def _evaluated_ago(gate: Gate) -> str:
+    """ "just now", "12 minutes ago": not "0 minutes ago"."""
+    if gate.latest_evaluation is None:
+        return ""
+    if timezone.now() - gate.latest_evaluation.checked_at < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(gate.latest_evaluation.checked_at)} ago"
+
+
 def gate_context(
     request: HttpRequest,
     gate: Gate,
@@ -212,6 +245,7 @@ def gate_context(
             item.update(_evidence_views(criterion, result))
         if result and criterion.kind == Criterion.Kind.EVERY_METRIC:
             item["metric_rows"] = every_metric_rows(result)
+            item["every_summary"] = every_metric_summary(result)
         if can_edit:
             item["edit_form"] = edit_forms.get(criterion.pk) or edit_form(criterion)
             item["edit_open"] = criterion.pk in edit_forms
@@ -226,6 +260,7 @@ def gate_context(
         "verdict": _verdict(gate, program, criteria, standing),
         "standing": standing,
         "frozen_at": _frozen_at(standing),
+        "evaluated_ago": _evaluated_ago(gate),
         "repin_moves": stale_moves(gate_criteria, active_of(versions)),
         "decisions": decisions,
         "history": _gate_history(gate),

@@ -73,6 +73,11 @@ class PlanShift:
     def way(self) -> str:
         return "earlier" if self.days < 0 else "later"
 
+    @property
+    def off_plan(self) -> str:
+        """ "50 days early" (a signed "-50 days off" read as nonsense)."""
+        return f"{days_text(self.days)} {'early' if self.days < 0 else 'late'}"
+
 
 def _moves(
     program: Program, phases: list[Phase], gates: dict[int, list[Gate]], days: int, *, first: bool

@@ -18,7 +18,7 @@ def _pass_cutover_exit_gate(page) -> None:
     page.check("input[name=decision][value=pass]")
     page.fill("textarea[name=note]", "Both workloads clear the bar on our own data.")
     page.click("button:has-text('Record decision')")
-    page.wait_for_selector("h1 .badge.passed")
+    page.wait_for_selector("[data-testid=verdict] .badge.passed")
 
 
 @pytest.mark.browser
