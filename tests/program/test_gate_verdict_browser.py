@@ -81,9 +81,12 @@ def test_gate_page_opens_with_the_verdict_and_a_decided_gate_shows_its_decision(
         assert "advisory" in page.inner_text(".criterion-lines")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         screenshot(page, f"gate-verdict-ready-{width}")
+        page.screenshot(
+            path=str(SCREENSHOTS / f"gate-verdict-ready-top-{width}.png")
+        )  # what a lead sees first
         details.locator("summary").click()
         assert "×" in details.inner_text()
-        screenshot(page, f"gate-verdict-ready-details-{width}")
+        details.screenshot(path=str(SCREENSHOTS / f"gate-verdict-statistics-{width}.png"))
 
         page.goto(f"/programs/gates/{waived.pk}/")
         verdict = page.locator("[data-testid=verdict]")
