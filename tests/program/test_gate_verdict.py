@@ -102,3 +102,21 @@ def test_counts_agree_in_number():
     assert counts_text([REQ_PASS, REQ_PASS, REQ_FAIL, REQ_FAIL, ADV_FAIL, ADV_FAIL]) == (
         "2 of 4 required criteria pass; 2 fail; 2 advisory fail"
     )
+
+
+def test_thresholds_are_said_as_effects_not_ratios():
+    from metrics.public import method_meaning
+    from program.criterion_words import requirement_text
+    from program.models import Criterion
+
+    def needs(kind: str, operator: str, threshold: float) -> str:
+        return requirement_text(Criterion(kind=kind, operator=operator, threshold=threshold))
+
+    assert needs("relative", "gte", 0.8) == "needs: at most 20 % worse"
+    assert needs("relative", "gte", 1.3) == "needs: at least 30 % better"
+    assert needs("relative", "gte", 1.0) == "needs: no worse than the baseline"
+    assert needs("improvement", "gte", 15) == "needs: at least 15 % better"
+    assert needs("every_metric", "gte", 1.0) == "needs: every metric no worse than the baseline"
+    assert needs("absolute", "lte", 700).startswith("needs: candidate")
+    assert method_meaning("welch-fieller (rollups)").startswith("compares averages")
+    assert method_meaning("unheard-of") == ""
