@@ -66,7 +66,8 @@ def counts_text(counted: Sequence[Counted], *, frozen: bool = False) -> str:
     if required:
         passing = sum(c.outcome == PASS for c in required)
         failing = sum(c.outcome == FAIL for c in required)
-        waiting = len(required) - passing - failing
+        unevaluated = sum(c.outcome is None for c in required)  # added since the last evaluation
+        waiting = len(required) - passing - failing - unevaluated
         noun = "required criterion" if len(required) == 1 else "required criteria"
         parts.append(
             f"{passing} of {len(required)} {noun} {_verb(passing, 'passes', 'pass', 'passed', frozen)}"
@@ -75,6 +76,8 @@ def counts_text(counted: Sequence[Counted], *, frozen: bool = False) -> str:
             parts.append(f"{failing} {_verb(failing, 'fails', 'fail', 'failed', frozen)}")
         if waiting:
             parts.append(f"{waiting} {_verb(waiting, 'is', 'are', 'was', frozen)} inconclusive")
+        if unevaluated:
+            parts.append(f"{unevaluated} not evaluated yet")
     else:
         parts.append("No required criteria")
     adv_failing = sum(c.outcome == FAIL for c in advisory)

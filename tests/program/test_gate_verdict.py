@@ -31,6 +31,12 @@ def test_inconclusive_required_criteria_wait_for_data():
     assert verdict.sentence == "1 of 3 required criteria passes; 2 are inconclusive → waiting for data."
 
 
+def test_a_criterion_added_since_the_last_evaluation_is_not_counted_as_inconclusive():
+    verdict = gate_verdict(status="open", counted=[REQ_PASS, Counted(True, None)], evaluated=True)
+    assert verdict.state == "waiting"
+    assert verdict.sentence == "1 of 2 required criteria passes; 1 not evaluated yet → waiting for data."
+
+
 def test_never_evaluated_waits_for_data():
     verdict = gate_verdict(status="open", counted=[REQ_PASS, REQ_WAIT], evaluated=False)
     assert verdict.state == "not_evaluated"
