@@ -33,7 +33,7 @@ from metrics.services import definition_version_create
 from metrics.services.ensure import definition_ensure_registered
 from metrics.services.withdraw import observations_withdraw
 from metrics.signals import definition_superseded, observations_ingested, rollups_refreshed
-from metrics.wording import METHODS, comparison_sentence
+from metrics.wording import METHODS, comparison_sentence, method_meaning
 
 __all__ = [
     "CLOCK_SKEW",
@@ -56,6 +56,7 @@ __all__ = [
     "group_by_check",
     "judge",
     "judge_shift",
+    "method_meaning",
     "observations_ingest_rows",
     "observations_ingested",
     "observations_withdraw",

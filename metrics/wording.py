@@ -11,6 +11,24 @@ METHODS = {
     "none": "no inference (min and max have no interval)",
 }
 
+# What each method means for someone deciding, in one plain line (issue 29: method names stay in the
+# details, each with its meaning). Keyed as METHODS.
+METHOD_MEANINGS = {
+    "order-statistic": "compares percentiles without assuming any shape of the data; the interval is "
+    "how far the true ratio could plausibly be from the one measured",
+    "welch-fieller": "compares averages, allowing each side its own spread; the interval is where the "
+    "true ratio of the averages lies, at the stated confidence",
+    "mann-whitney": "asks whether candidate values tend to beat baseline values across the whole "
+    "distribution, not just one statistic",
+    "none": "these statistics are reported as measured: there is no interval to say how sure they are",
+}
+
+
+def method_meaning(method: str) -> str:
+    """The plain meaning of a comparison's `method` ("" for one not listed)."""
+    base = next((name for name in METHOD_MEANINGS if method.startswith(name)), None)
+    return METHOD_MEANINGS[base] if base else ""
+
 
 def method_described(method: str) -> str:
     """A comparison's `method` in words: the statistical method's, then which read answered it

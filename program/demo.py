@@ -233,7 +233,11 @@ def _backdate(program: Program, start: date) -> None:
     Phase.objects.filter(pk=cutover.pk).update(actual_start=canary_end)
     for phase, day in ((poc, poc_end), (canary, canary_end)):
         moment = timezone.make_aware(datetime.combine(day, time.min))
-        Decision.objects.filter(gate__phase=phase).update(decided_at=moment)
+        for decision in Decision.objects.filter(gate__phase=phase):
+            # The gate page says when the frozen evidence was evaluated: before the decision, not today.
+            decision.evidence["evaluated_at"] = (moment - timedelta(hours=1)).isoformat()
+            decision.decided_at = moment
+            decision.save(update_fields=["decided_at", "evidence"])
 
 
 def _migrations(program: Program, engineer: User) -> None:

@@ -87,6 +87,8 @@ def _gate_text(who: str, record: Transition, name: str) -> str:
         return f"{who} {GATE_VERBS.get(record.to_state, record.to_state)} {gate}"
     if record.action == "reopened":
         return f"{who} reopened {gate} (was {record.from_state})"
+    if record.action == "closed":
+        return f"{who} closed {gate} undecided by completing its phase (was {record.from_state})"
     if record.action == "evaluated":
         return f"{gate[0].upper()}{gate[1:]} became {record.to_state} on evaluation"
     if record.action == "created":

@@ -173,10 +173,16 @@ class Gate(models.Model):
         PASSED = "passed"
         FAILED = "failed"
         WAIVED = "waived"
+        # Left undecided when its phase completed (program.services.programs.program_advance): history,
+        # like a decided gate, but nobody decided it.
+        CLOSED = "closed", "closed (not decided)"
 
     UNDECIDED = (Status.OPEN, Status.READY)
     DECIDED = (Status.PASSED, Status.FAILED, Status.WAIVED)
-    # Allowed-from table. Evaluating a decided gate stores fresh evidence but never moves its status.
+    # What advancing records on each gate it closes.
+    CLOSED_REASON = "not decided — phase completed"
+    # Allowed-from table. Evaluating a decided gate stores fresh evidence but never moves its status;
+    # a closed gate takes nothing (and neither does any gate of a completed phase).
     TRANSITIONS = {
         "evaluate": {*UNDECIDED, *DECIDED},
         "decide": set(UNDECIDED),
@@ -213,7 +219,12 @@ class Gate(models.Model):
 
     @property
     def decided(self) -> bool:
+        """Decided or closed: no longer open to a decision, its evidence frozen."""
         return self.status not in self.UNDECIDED
+
+    @property
+    def closed(self) -> bool:
+        return self.status == self.Status.CLOSED
 
 
 class Criterion(models.Model):
@@ -280,6 +291,7 @@ class Criterion(models.Model):
 
     # A criterion's state follows its attestation, and its gate: a decided gate's evidence is frozen.
     UNATTESTED, ATTESTED, LOCKED = "unattested", "attested", "locked (gate decided)"
+    CLOSED = "locked (gate closed)"
     TRANSITIONS = {"attest": {UNATTESTED}}
 
     class Meta:
@@ -311,6 +323,8 @@ class Criterion(models.Model):
 
     @property
     def state(self) -> str:
+        if self.gate.closed:
+            return self.CLOSED
         if self.gate.decided:
             return self.LOCKED
         return self.ATTESTED if self.attested_at else self.UNATTESTED

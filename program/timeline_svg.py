@@ -17,7 +17,14 @@ AXIS_H, ROW_H = 44, 58
 INK, MUTED, GRID, PLANNED = "#1d2330", "#667085", "#e3e6eb", "#c5ccd8"
 TODAY = "#c0392b"
 ACTUAL = {"completed": "#1f8a4c", "active": "#2f5bd3"}
-GATE = {"passed": "#1f8a4c", "failed": "#c0392b", "waived": "#b7791f", "ready": "#b7791f", "open": "#8a94a6"}
+GATE = {
+    "passed": "#1f8a4c",
+    "failed": "#c0392b",
+    "waived": "#b7791f",
+    "ready": "#b7791f",
+    "open": "#8a94a6",
+    "closed": "#5b6b86",
+}
 SLIP = {"late": "#c0392b", "early": "#1f8a4c", "even": "#667085"}
 
 

@@ -218,6 +218,11 @@ class AdvancePreviewOutput(serializers.Serializer[Any]):
     days_off = serializers.IntegerField()
     needs_reason = serializers.BooleanField()
     shift = PlanShiftOutput(allow_null=True, help_text="What shift_plan would move; null when on plan.")
+    closes = GateBriefOutput(
+        many=True,
+        help_text="The completing phase's other undecided gates: advancing closes them "
+        "(status closed, 'not decided — phase completed'), and they take no change afterwards.",
+    )
 
 
 @extend_schema(tags=["program"])

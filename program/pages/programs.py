@@ -1,25 +1,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.timesince import timesince
 from django.views.decorators.http import require_GET, require_POST
 
 from core.charts import compare_bars, interval_chart
 from core.errors import ApplicationError
 from core.models import Transition
+from core.numbers import effect, effect_range
 from core.pages.form_submit import form_submit
 from core.pages.htmx import HtmxHttpRequest
 from core.roles import acting_user
-from metrics.public import METHODS, comparison_sentence, tag_filters_text
+from metrics.public import METHODS, comparison_sentence, method_meaning, tag_filters_text
 from program import policies, selectors, services
 from program.criteria_history import criteria_change_sentence
+from program.criterion_words import requirement_text
 from program.gate_extensions import gate_panels
 from program.history import program_history
-from program.models import Criterion, CriterionResult, Gate, Phase, Program, WorkloadMigration
+from program.models import Criterion, CriterionResult, Decision, Gate, Phase, Program, WorkloadMigration
 from program.pages.approval_bar import ApprovalBarForm
 from program.pages.criteria_forms import CriterionForm, criterion_choices, edit_form
 from program.pages.guards import lead_required, program_guard
@@ -27,6 +32,7 @@ from program.pages.programs_forms import DecisionForm, ProgramForm, ReopenForm
 from program.services.gate_triggers import REEVALUATION_REQUESTED
 from program.shadows import criteria_shadows
 from program.timeline_svg import timeline_svg
+from program.verdict import Counted, DecisionFacts, Verdict, gate_verdict
 from program.versions import active_of, current_versions, stale_moves
 
 
@@ -98,6 +104,27 @@ def every_metric_rows(result: CriterionResult) -> list[dict[str, Any]]:
     return [{**row, "method_text": METHODS.get(row.get("method", ""), "")} for row in rows]
 
 
+def every_metric_summary(result: CriterionResult) -> str:
+    """An every-metric result in the words effects are said in: how many metrics hold, which do not,
+    and the deciding (closest) metric's effect; the ratios stay in the folded table."""
+    evidence = result.evidence
+    rows = evidence.get("metrics") or []
+    if not rows:
+        return str(result.reason)
+    counts = evidence.get("counts") or {}
+    text = f"{counts.get('pass', 0)} of {len(rows)} metrics at least as good"
+    for outcome, label in (("fail", "worse"), ("inconclusive", "inconclusive")):
+        names = [row["metric"] for row in rows if row["outcome"] == outcome]
+        if names:
+            text += f"; {label}: {', '.join(names)}"
+    deciding = next((row for row in rows if row["metric"] == evidence.get("deciding_metric")), None)
+    if deciding is not None and deciding.get("relative_performance") is not None:
+        text += f" · closest, {deciding['metric']}: {effect(deciding['relative_performance'])}"
+        if deciding.get("relative_performance_ci"):
+            text += f" ({effect_range(deciding['relative_performance_ci'])})"
+    return text
+
+
 def _evidence_views(criterion: Criterion, result: CriterionResult) -> dict[str, Any]:
     """The evidence of one measured criterion as the page shows it: the sentence, each side's bar with
     its interval (an absolute threshold as a line there), and the judged estimate's interval against
@@ -120,6 +147,7 @@ def _evidence_views(criterion: Criterion, result: CriterionResult) -> dict[str, 
             candidate=cand["value"],
         ),
         "method": METHODS.get(evidence.get("method"), ""),
+        "method_meaning": method_meaning(evidence.get("method") or ""),
         "confidence": f"{(1 - evidence['alpha']) * 100:g}" if "alpha" in evidence else "",
     }
     if not absolute and result.value is not None:
@@ -133,6 +161,52 @@ def _evidence_views(criterion: Criterion, result: CriterionResult) -> dict[str, 
             + (f", worst group ({evidence['deciding_group']})" if evidence.get("deciding_group") else ""),
         )
     return views
+
+
+def _person(user: Any) -> str:
+    return str(user.get_full_name() or user.get_username())
+
+
+def _verdict(gate: Gate, program: Program, items: list[dict[str, Any]], standing: Decision | None) -> Verdict:
+    """The page's first sentence (program.verdict). A decided gate is counted from the evidence its
+    decision froze; any other from its latest evaluation."""
+    frozen = standing.evidence.get("criteria") if standing is not None else None
+    if frozen is not None:
+        counted = [Counted(bool(c.get("required", True)), c.get("outcome")) for c in frozen]
+    else:
+        counted = [
+            Counted(item["criterion"].required, item["result"].outcome if item["result"] else None)
+            for item in items
+        ]
+    return gate_verdict(
+        status=gate.status,
+        counted=counted,
+        evaluated=gate.latest_evaluation is not None,
+        starts_on=program.start_date if program.status == Program.Status.NOT_STARTED else None,
+        decision=DecisionFacts(standing.decision, _person(standing.decided_by), standing.decided_at)
+        if standing is not None
+        else None,
+        phase_name=gate.phase.name,
+        phase_ended=gate.phase.actual_end,
+    )
+
+
+def _frozen_at(standing: Decision | None) -> datetime | None:
+    """When the evidence a decision froze was evaluated (older decisions may not say)."""
+    raw = standing.evidence.get("evaluated_at") if standing is not None else None
+    try:
+        return datetime.fromisoformat(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def _evaluated_ago(gate: Gate) -> str:
+    """ "just now", "12 minutes ago": not "0 minutes ago"."""
+    if gate.latest_evaluation is None:
+        return ""
+    if timezone.now() - gate.latest_evaluation.checked_at < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(gate.latest_evaluation.checked_at)} ago"
 
 
 def gate_context(
@@ -166,29 +240,41 @@ def gate_context(
             "shadows": shadows.get(criterion.pk, []),
         }
         item["tags_text"] = tag_filters_text(criterion.tag_filters or {})
+        item["requirement"] = requirement_text(criterion)
         if result and result.evidence.get("baseline"):
             item.update(_evidence_views(criterion, result))
         if result and criterion.kind == Criterion.Kind.EVERY_METRIC:
             item["metric_rows"] = every_metric_rows(result)
+            item["every_summary"] = every_metric_summary(result)
         if can_edit:
             item["edit_form"] = edit_forms.get(criterion.pk) or edit_form(criterion)
             item["edit_open"] = criterion.pk in edit_forms
         criteria.append(item)
+    decisions = list(gate.decisions.all())
+    standing = next((d for d in decisions if d.reopened_at is None), None) if gate.decided else None
+    not_started = program.status == Program.Status.NOT_STARTED
     context = {
         "gate": gate,
         "program": program,
         "criteria": criteria,
+        "verdict": _verdict(gate, program, criteria, standing),
+        "standing": standing,
+        "frozen_at": _frozen_at(standing),
+        "evaluated_ago": _evaluated_ago(gate),
         "repin_moves": stale_moves(gate_criteria, active_of(versions)),
-        "decisions": list(gate.decisions.all()),
+        "decisions": decisions,
         "history": _gate_history(gate),
         "panels": gate_panels([c.metric.key for c in gate_criteria if c.metric is not None]),
         "can_decide": can_decide,
         "in_history": in_history,
         "can_edit_criteria": can_edit,
-        "can_evaluate": policies.may_evaluate(request.user, program.pk),
-        # No gate is ready before its program starts (program.services.gates.gate_evaluate): the page
-        # says so instead of offering an evaluation that could not make it ready.
-        "not_started": program.status == Program.Status.NOT_STARTED,
+        # A decided or closed gate keeps its frozen evidence, and no gate is ready before its program
+        # starts (program.services.gates.gate_evaluate): no "Evaluate now" for either.
+        "can_evaluate": policies.may_evaluate(request.user, program.pk)
+        and not gate.decided
+        and not in_history
+        and not not_started,
+        "not_started": not_started,
         "form": form or DecisionForm(),
         "reopen_form": reopen_form or ReopenForm(),
     }
@@ -267,7 +353,11 @@ def gate_decide(request: HttpRequest, pk: int) -> HttpResponse:
 @program_guard("gate", policies.require_evaluate)
 def gate_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
     gate = _gate_or_404(pk)
-    services.gate_evaluate(gate=gate, actor=acting_user(request))
+    try:
+        services.gate_evaluate(gate=gate, actor=acting_user(request))
+    except ApplicationError as exc:  # a closed gate, or one of a completed phase: 409, said on the page
+        messages.error(request, exc.message)
+        return gate_answer(request, gate, exc.status)
     messages.info(request, "Evaluated just now.")
     return gate_answer(request, gate)
 

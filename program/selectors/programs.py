@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from core.audit import transitions_for_many
@@ -73,9 +73,18 @@ def program_get(slug: str) -> Program:
 
 def gate_get(gate_id: int) -> Gate:
     """A gate with its criteria, their latest results and the decisions, in a fixed number of queries."""
-    # The last one confirmed: a reused evaluation (the same inputs again, as after an edit is undone)
-    # keeps its evaluated_at but is checked again.
-    latest = Evaluation.objects.filter(gate_id=gate_id).order_by("-checked_at", "-id").first()
+    # A decided gate shows the evaluation its standing decision froze, whatever was evaluated since.
+    # Otherwise the last one confirmed: a reused evaluation (the same inputs again, as after an edit is
+    # undone) keeps its evaluated_at but is checked again.
+    frozen = Decision.objects.filter(
+        gate_id=OuterRef("gate_id"), evaluation_id=OuterRef("pk"), reopened_at__isnull=True
+    )
+    latest = (
+        Evaluation.objects.filter(gate_id=gate_id)
+        .annotate(frozen=Exists(frozen))
+        .order_by("-frozen", "-checked_at", "-id")
+        .first()
+    )
     results = CriterionResult.objects.filter(evaluation=latest) if latest else CriterionResult.objects.none()
     gate = (
         Gate.objects.select_related(
@@ -136,21 +145,27 @@ class Timeline:
     gate_marks: list[GateMark]
 
 
-def _signed_days(days: int) -> str:
-    return f"+{days} d" if days > 0 else f"−{-days} d"
+def _days(days: int) -> str:
+    days = abs(days)
+    return f"{days} day{'s' if days != 1 else ''}"
+
+
+def _off_plan(days: int) -> str:
+    """ "12 days late", "50 days early": a signed "−50 d" read as nonsense on a program started early."""
+    return f"{_days(days)} {'late' if days > 0 else 'early'}"
 
 
 def _slip(phase: Phase, today: date) -> tuple[int | None, str]:
     """How far the phase is off its plan, in words short enough for the timeline's label column."""
     if phase.actual_end:
         days = (phase.actual_end - phase.planned_end).days
-        return days, "ended on plan" if days == 0 else f"ended {_signed_days(days)}"
+        return days, "ended on plan" if days == 0 else f"ended {_off_plan(days)}"
     if phase.actual_start:
         shift = (phase.actual_start - phase.planned_start).days
-        started = "started on plan" if shift == 0 else f"started {_signed_days(shift)}"
+        started = "started on plan" if shift == 0 else f"started {_off_plan(shift)}"
         overdue = (today - phase.planned_end).days
         if overdue > 0:
-            return overdue, f"{started}, {_signed_days(overdue)} past planned end"
+            return overdue, f"{started}, {_days(overdue)} overdue"
         return 0, started
     return None, f"starts {phase.planned_start:%-d %b %Y}"
 

@@ -43,6 +43,7 @@ MSG_NOT_STARTED = "{program} has not started: its gates become ready once it sta
 
 
 GATE_ACTIONS = {
+    "evaluate": "evaluating",
     "add_criterion": "adding a criterion",
     "edit_criterion": "editing a criterion",
     "delete_criterion": "deleting a criterion",
@@ -53,6 +54,9 @@ GATE_ACTIONS = {
 
 
 MSG_HISTORY = "Phase '{phase}' is completed: its gates are history, so {action} is not allowed."
+MSG_CLOSED = (
+    "Gate '{gate}' is closed: it was not decided when its phase completed, so {action} is not allowed."
+)
 
 
 def require_phase_not_completed(gate: Gate, action: str) -> None:
@@ -65,6 +69,8 @@ def require_phase_not_completed(gate: Gate, action: str) -> None:
 
 def require_gate_state(gate: Gate, action: str, message: str = "") -> None:
     require_phase_not_completed(gate, GATE_ACTIONS[action])
+    if gate.status == Gate.Status.CLOSED:
+        raise ApplicationError(MSG_CLOSED.format(gate=gate.name, action=GATE_ACTIONS[action]), status=409)
     require_state(
         subject=f"Gate '{gate.name}'",
         state=gate.status,
@@ -167,6 +173,8 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
     program = gate.phase.program
     if actor is not None:
         policies.require_evaluate(actor, program)
+    # A completed phase's gates keep the evidence they were left with (decided or closed).
+    require_gate_state(gate, "evaluate")
     criteria = list(gate.criteria.select_related("metric", "workload", "attested_by"))
     fingerprint = _inputs_fingerprint(program, criteria)
     reused = Evaluation.objects.filter(gate=gate, fingerprint=fingerprint).first()

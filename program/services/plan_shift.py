@@ -73,6 +73,11 @@ class PlanShift:
     def way(self) -> str:
         return "earlier" if self.days < 0 else "later"
 
+    @property
+    def off_plan(self) -> str:
+        """ "50 days early" (a signed "-50 days off" read as nonsense)."""
+        return f"{days_text(self.days)} {'early' if self.days < 0 else 'late'}"
+
 
 def _moves(
     program: Program, phases: list[Phase], gates: dict[int, list[Gate]], days: int, *, first: bool
@@ -243,6 +248,8 @@ class AdvancePreview:
     days_off: int  # today vs `planned`: negative early, positive late
     needs_reason: bool
     shift: PlanShift | None  # what shift_plan would move; None when `starts` starts on plan
+    # The other gates of `completes` nobody decided yet: advancing closes them (Gate.CLOSED_REASON).
+    closes: list[Gate] = field(default_factory=list)
 
 
 def advance_preview(program: Program, today: date, tolerance_days: int) -> AdvancePreview | None:
@@ -276,4 +283,5 @@ def advance_preview(program: Program, today: date, tolerance_days: int) -> Advan
         days_off=days_off,
         needs_reason=abs(days_off) > tolerance_days,
         shift=plan_shift_preview(program, today),
+        closes=[g for g in current.gates.all() if g.status in Gate.UNDECIDED and g.kind != Gate.Kind.EXIT],
     )

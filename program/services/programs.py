@@ -340,6 +340,7 @@ def program_advance(
         )
     current.status, current.actual_end = Phase.Status.COMPLETED, today
     current.save(update_fields=["status", "actual_end"])
+    closed = _close_undecided_gates(actor=actor, phase=current)
     # The history sentence ("Lena advanced Canary → Cutover: exit gate passed") reads from this row.
     transition_record(
         subject=current,
@@ -353,6 +354,7 @@ def program_advance(
             "exit_gate": {"name": exit_gate.name, "status": exit_gate.status} if exit_gate else None,
             "planned_end": current.planned_end.isoformat(),
             "days_off_plan": days_off,
+            "closed_gates": closed,
         },
     )
     signals.phase_dates_changed.send(sender=Phase, phase_id=current.pk, cause="completed")
@@ -369,6 +371,29 @@ def program_advance(
         return None
     _activate(actor=actor, phase=following, day=today, reason=reason, cause="started")
     return following
+
+
+def _close_undecided_gates(*, actor: User, phase: Phase) -> list[str]:
+    """The phase's gates nobody decided (milestones: its exit gate passed or was waived) become history
+    with it: closed, each with its own audit row, and no longer evaluated, listed as ready or counted
+    by the approval bar (they leave Gate.UNDECIDED). Their last evaluation stays as it was."""
+    gates = list(
+        Gate.objects.select_for_update()
+        .filter(phase=phase, status__in=Gate.UNDECIDED)
+        .order_by("due_date", "pk")
+    )
+    for gate in gates:
+        transition_record(
+            subject=gate,
+            action="closed",
+            actor=actor,
+            from_state=gate.status,
+            to_state=Gate.Status.CLOSED,
+            reason=Gate.CLOSED_REASON,
+            data={"phase": phase.name},
+        )
+    Gate.objects.filter(pk__in=[g.pk for g in gates]).update(status=Gate.Status.CLOSED)
+    return [gate.name for gate in gates]
 
 
 def programs_start_due(today: date | None = None) -> list[int]:

@@ -16,7 +16,7 @@ def test_viewer_opens_a_criterions_calibration_on_the_gate_page(page, demo, widt
     page.set_viewport_size({"width": width, "height": 860})
     sign_in(page, "viewer")
     page.goto(f"/programs/gates/{criterion.gate_id}/")
-    card = page.locator("section.criterion", has_text=criterion.name)
+    card = page.locator("li.criterion-line", has_text=criterion.name)
     disclosure = card.locator("details.calibration")
     assert disclosure.locator(".calibration-body").count() == 0  # nothing read until it is opened
     disclosure.locator("summary").click()

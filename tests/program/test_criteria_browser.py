@@ -23,7 +23,7 @@ def shadow_period() -> MetricDefinition:
 
 
 def card(page, name: str):
-    return page.locator("section.criterion", has=page.locator(f"h3:text-is('{name}')"))
+    return page.locator("li.criterion-line", has=page.locator(f"h3:text-is('{name}')"))
 
 
 @pytest.mark.browser

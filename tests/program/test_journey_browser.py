@@ -72,11 +72,13 @@ def _pass_exit_gate(page, kind: str) -> None:
         page.wait_for_selector(".flash-success:has-text('Attested')")
     page.click("button:has-text('Evaluate now')")
     page.wait_for_selector("text=Evaluated just now.")
-    page.wait_for_selector("h1 .badge.ready")  # every required criterion passed on the program's data
+    page.wait_for_selector(
+        "[data-testid=verdict] .badge.ready"
+    )  # every required criterion passed on the program's data
     page.check("input[name=decision][value=pass]")
     page.fill("textarea[name=note]", f"Passed on our own numbers ({kind}).")
     page.click("button:has-text('Record decision')")
-    page.wait_for_selector("h1 .badge.passed")
+    page.wait_for_selector("[data-testid=verdict] .badge.passed")
 
 
 def _advance(page, current: str, following: str) -> None:

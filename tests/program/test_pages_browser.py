@@ -53,7 +53,7 @@ def test_lead_passes_a_ready_gate_through_the_page(page, demo):
     page.check("input[name=decision][value=pass]")
     page.fill("textarea[name=note]", "Throughput and scaling both clear the bar.")
     page.click("button:has-text('Record decision')")
-    page.wait_for_selector("h1 .badge.passed")
+    page.wait_for_selector("[data-testid=verdict] .badge.passed")
     gate.refresh_from_db()
     assert gate.status == "passed"
     screenshot(page, "gate-passed")
@@ -101,7 +101,7 @@ def test_second_lead_on_a_stale_page_sees_why_and_keeps_the_note(browser, live_s
         second.goto(f"/programs/gates/{gate.pk}/")  # both see the form while the gate is ready
         first.check("input[name=decision][value=pass]")
         first.click("button:has-text('Record decision')")
-        first.wait_for_selector("h1 .badge.passed")
+        first.wait_for_selector("[data-testid=verdict] .badge.passed")
 
         second.check("input[name=decision][value=fail]")
         second.fill("textarea[name=note]", note)

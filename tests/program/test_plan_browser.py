@@ -18,7 +18,7 @@ def _pass_cutover_exit_gate(page) -> None:
     page.check("input[name=decision][value=pass]")
     page.fill("textarea[name=note]", "Both workloads clear the bar on our own data.")
     page.click("button:has-text('Record decision')")
-    page.wait_for_selector("h1 .badge.passed")
+    page.wait_for_selector("[data-testid=verdict] .badge.passed")
 
 
 @pytest.mark.browser
@@ -33,7 +33,9 @@ def test_lead_advances_replans_and_moves_a_workload(browser, live_server, demo, 
         assert svg.is_visible()
         axis = svg.inner_html()
         assert "M1<" in axis and "M14<" in axis and "today" in axis
-        assert "ended +9 d" in axis and "ended +12 d" in axis  # the demo's slipped PoC and canary
+        assert (
+            "ended 9 days late" in axis and "ended 12 days late" in axis
+        )  # the demo's slipped PoC and canary
         screenshot(page, f"plan-program-{width}")
         timeline = page.locator("section:has(h2:text('Timeline'))")
         timeline.screenshot(path=str(SCREENSHOTS / f"plan-timeline-{width}.png"))

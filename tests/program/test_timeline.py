@@ -24,8 +24,8 @@ def test_slip_per_phase_and_the_month_axis(program):
     timeline = selectors.program_timeline(selectors.program_get(program.slug), today=date(2026, 9, 10))
     slips = {bar.phase.kind: bar.slip_text for bar in timeline.bars}
     assert slips == {
-        "poc": "ended +12 d",
-        "canary": "started +11 d, +10 d past planned end",
+        "poc": "ended 12 days late",
+        "canary": "started 11 days late, 10 days overdue",
         "cutover": "starts 1 Sep 2026",
         "frontier": "starts 1 Jan 2027",
     }
@@ -34,7 +34,7 @@ def test_slip_per_phase_and_the_month_axis(program):
     assert timeline.ticks[12].calendar == "Jan ’27"
     svg = timeline_svg(timeline)
     assert ">M1<" in svg and ">M14<" in svg and ">today 10 Sep<" in svg
-    assert ">ended +12 d<" in svg
+    assert ">ended 12 days late<" in svg
     assert svg.count('class="tl-gate') == len(timeline.gate_marks) > 0
     assert [m.number for m in timeline.gate_marks] == list(range(1, len(timeline.gate_marks) + 1))
 
