@@ -277,10 +277,14 @@ def time_series_chart(
     y_count: int = 5,
     x_count: int = 6,
     font: int = 11,
+    labels_inside: bool = False,
 ) -> SafeString:
     """Lines over time with a y axis (round ticks with the unit, gridlines), a time axis (hours or
     days), both axis titles and a legend naming each series. Series are drawn in PALETTE order, the
-    first dashed so the two read apart without colour; each point carries its value as a tooltip."""
+    first dashed so the two read apart without colour; each point carries its value as a tooltip.
+
+    `labels_inside` writes the y ticks just above their gridlines, inside the plot, so a phone-width
+    drawing gives the whole width to the lines instead of to a column of labels."""
     points = [point for _, values in series for point in values]
     if not points:
         return mark_safe('<p class="muted small">No observations in this window to chart.</p>')
@@ -294,8 +298,9 @@ def time_series_chart(
     x_ticks = time_ticks(x_lo, x_hi, x_count)
     char = font * 0.6
     legend_h = font + 8
-    left = int(max(len(label) for label in y_labels) * char) + 10
-    right, top, bottom = 14, 2 * legend_h + 6, 2 * font + 16
+    left = 2 if labels_inside else int(max(len(label) for label in y_labels) * char) + 10
+    # room on the right for half of a centred date label at the last tick
+    right, top, bottom = int(3 * char) + 4, 2 * legend_h + 6 + (font if labels_inside else 0), 2 * font + 16
     plot_w, plot_h = width - left - right, height - top - bottom
     y_lo, y_hi = y_ticks[0], y_ticks[-1]
     t_lo, t_span = x_lo.timestamp(), (x_hi.timestamp() - x_lo.timestamp()) or 1.0
@@ -310,9 +315,9 @@ def time_series_chart(
     parts = [
         f'<svg class="chart time-series" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="{escape(y_title)} over time: {escape(names)}" font-size="{font}">',
-        f'<text class="axis-title" x="0" y="{font}" fill="{MUTED}">{escape(y_title)}</text>',
+        f'<text class="axis-title" x="1" y="{font}" fill="{MUTED}">{escape(y_title)}</text>',
     ]
-    legend_x = 0.0
+    legend_x = 1.0
     for index, (label, _) in enumerate(series):
         color = PALETTE[index % len(PALETTE)]
         dash = ' stroke-dasharray="5 3"' if index == 0 and len(series) > 1 else ""
@@ -323,18 +328,28 @@ def time_series_chart(
             f'<text x="{legend_x + 23:.1f}" y="{baseline_y}" fill="{INK}">{escape(label)}</text></g>'
         )
         legend_x += 23 + char * len(label) + 16
+    overlay: list[str] = []
     for value, text in zip(y_ticks, y_labels, strict=True):
         y = sy(value)
-        parts.append(
-            f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" stroke="{GRID}"/>'
-            f'<text class="tick" x="{left - 6}" y="{y + font / 3:.1f}" text-anchor="end" fill="{MUTED}">'
+        label = (
+            f'<text class="tick inside" x="{left + 3}" y="{y - 3:.1f}" fill="{MUTED}" stroke="#fff" '
+            f'stroke-width="3" paint-order="stroke">{escape(text)}</text>'
+            if labels_inside
+            else f'<text class="tick" x="{left - 6}" y="{y + font / 3:.1f}" text-anchor="end" fill="{MUTED}">'
             f"{escape(text)}</text>"
         )
+        parts.append(
+            f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" stroke="{GRID}"/>'
+        )
+        (overlay if labels_inside else parts).append(label)  # inside the plot: over the lines
     for moment, text in x_ticks:
         x = sx(moment)
+        # A label that would run off either edge is anchored to its tick from the inside instead.
+        half = len(text) * char / 2
+        anchor = "start" if x - half < 1 else "end" if x + half > width - 1 else "middle"
         parts.append(
             f'<line class="grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="{GRID}"/>'
-            f'<text class="tick" x="{x:.1f}" y="{top + plot_h + font + 4}" text-anchor="middle" '
+            f'<text class="tick" x="{max(1.0, x):.1f}" y="{top + plot_h + font + 4}" text-anchor="{anchor}" '
             f'fill="{MUTED}">{escape(text)}</text>'
         )
     parts.append(
@@ -356,5 +371,6 @@ def time_series_chart(
                 "</title></circle>"
                 for at, v in values
             )
+    parts.extend(overlay)
     parts.append("</svg>")
     return mark_safe("".join(parts))

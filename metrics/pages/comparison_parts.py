@@ -44,6 +44,7 @@ def comparison_chart(query: ComparisonQuery, result: Comparison) -> dict[str, An
             y_count=4,
             x_count=3,
             font=12,
+            labels_inside=True,
         ),
         "caption": (
             f"Each point is the {series.statistic} of one {series.bucket}'s observations of each system"
