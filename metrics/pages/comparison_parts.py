@@ -4,9 +4,11 @@ verdict in words, and, when the version compared has no data on a side, the prev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.http import QueryDict
+from django.utils.safestring import SafeString
 
 from core.charts import time_series_chart
 from metrics import selectors
@@ -16,11 +18,45 @@ from metrics.selectors import Comparison, ComparisonQuery
 from metrics.wording import verdict_words
 
 BUCKET_WORDS = {"hour": "per hour", "day": "per UTC day"}
+X_TITLE = "time (UTC)"
+
+
+def chart_pair(
+    lines: list[tuple[str, list[tuple[datetime, float]]]],
+    *,
+    unit: str,
+    y_title: str,
+    x_title: str = X_TITLE,
+    wide_width: int = 640,
+) -> dict[str, SafeString]:
+    """One chart drawn for a wide screen and for a phone (static/css/comparison.css shows one), so its
+    text keeps a readable size at either width."""
+    return {
+        "wide": time_series_chart(
+            lines,
+            unit=unit,
+            y_title=y_title,
+            x_title=x_title,
+            width=wide_width,
+            height=wide_width * 2 // 5 + 4,
+        ),
+        "narrow": time_series_chart(
+            lines,
+            unit=unit,
+            y_title=y_title,
+            x_title=x_title,
+            width=340,
+            height=250,
+            y_count=4,
+            x_count=3,
+            font=12,
+            labels_inside=True,
+        ),
+    }
 
 
 def comparison_chart(query: ComparisonQuery, result: Comparison) -> dict[str, Any]:
-    """The chart twice, drawn for a wide screen and for a phone (the page's CSS shows one), so its
-    text keeps a readable size at either width; and what each point is, in words."""
+    """Both systems over the comparison's window (`chart_pair`), and what each point is, in words."""
     series = selectors.comparison_series(
         query,
         statistic=result.statistic,
@@ -31,21 +67,9 @@ def comparison_chart(query: ComparisonQuery, result: Comparison) -> dict[str, An
         (f"{result.candidate.system} (candidate)", series.candidate),
     ]
     y_title = f"{series.statistic} {BUCKET_WORDS[series.bucket]}, {result.unit}"
-    x_title = "time (UTC)"
+    x_title = X_TITLE
     return {
-        "wide": time_series_chart(lines, unit=result.unit, y_title=y_title, x_title=x_title),
-        "narrow": time_series_chart(
-            lines,
-            unit=result.unit,
-            y_title=y_title,
-            x_title=x_title,
-            width=340,
-            height=250,
-            y_count=4,
-            x_count=3,
-            font=12,
-            labels_inside=True,
-        ),
+        **chart_pair(lines, unit=result.unit, y_title=y_title, x_title=x_title),
         "caption": (
             f"Each point is the {series.statistic} of one {series.bucket}'s observations of each system"
             + (" (read from the day rollups)" if series.from_rollups else "")

@@ -9,14 +9,13 @@ from rest_framework.exceptions import ValidationError
 
 from core.api.errors import flatten_errors
 from core.audit import transitions_for_many
-from core.charts import line_chart
 from core.errors import ApplicationError
 from core.pages.htmx import HtmxHttpRequest
 from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.models import MetricDefinition, PullSource, System, point_kind_fits
-from metrics.pages.comparison_parts import badge_words, comparison_chart, previous_version_offer
+from metrics.pages.comparison_parts import badge_words, chart_pair, comparison_chart, previous_version_offer
 from metrics.pages.comparison_slicing import group_cards, page_params, recent_tag_keys, tags_as_text
 from metrics.pages.metrics_forms import ComparisonForm, RegistryFilterForm
 from metrics.selectors.comparison.tags import tag_filters_text
@@ -58,9 +57,14 @@ def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
     charts = [
         {
             "workload": workload,
-            "svg": line_chart(
-                {system: [(day, median) for day, median, _ in points] for system, points in systems.items()},
-                unit=f"daily median, {definition.unit}",
+            "svg": chart_pair(
+                [
+                    (system, [(day, median) for day, median, _ in points])
+                    for system, points in systems.items()
+                ],
+                unit=definition.unit,
+                y_title=f"median per UTC day, {definition.unit}",
+                wide_width=460,  # the width of a card in the page's grid: its text at its own size
             ),
             "counts": {system: sum(n for *_, n in points) for system, points in systems.items()},
         }
