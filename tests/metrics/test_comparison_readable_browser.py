@@ -5,8 +5,11 @@ registry's cards that keep Status at phone width."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from metrics.services import definition_version_create
@@ -45,6 +48,13 @@ def test_the_comparison_reads_at_a_glance(page, demo, width):
     expect(details).to_contain_text("×")
     expect(details).to_contain_text("MOVER: combines the two sides' intervals")
     screenshot(page, f"comparison-readable-details-{width}")
+
+    # A window of two days: a point per hour, the hours on the time axis.
+    since = (timezone.now() - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    page.goto(COMPARE + "&statistic=p50&since=" + since)
+    hourly = page.locator(f"#comparison-chart {shown} svg")
+    expect(hourly).to_contain_text("p50 per hour, token/s")
+    hourly.screenshot(path=str(SCREENSHOTS / f"comparison-chart-hourly-{width}.png"))
 
     # Too few observations: the badge says how many of how many.
     page.goto(COMPARE + "&statistic=p99&since=" + "2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z")
