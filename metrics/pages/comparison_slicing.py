@@ -19,6 +19,7 @@ from core.charts import INK, MUTED, PALETTE, _fmt
 from core.replica import read_connection
 from metrics.selectors.comparison import Comparison
 from metrics.selectors.comparison.tags import PREFIX, tag_filters_from_text
+from metrics.wording import verdict_words
 
 TAGS_FIELD = "tags"
 METRIC_REF = re.compile(r"[-a-zA-Z0-9_]{1,100}(@[0-9]{1,9})?")
@@ -79,7 +80,19 @@ def group_cards(result: Comparison, *, width: int = 260) -> list[dict[str, Any]]
     pad = (hi - lo) * 0.1 or 0.1
     lo, hi = lo - pad, hi + pad
     return [
-        {"value": g.value, "comparison": g.comparison, "svg": _strip(g.value, g.comparison, lo, hi, width)}
+        {
+            "value": g.value,
+            "comparison": g.comparison,
+            "svg": _strip(g.value, g.comparison, lo, hi, width),
+            "badge": verdict_words(
+                verdict=g.comparison.verdict,
+                statistic=g.comparison.statistic,
+                baseline_n=g.comparison.baseline.n,
+                candidate_n=g.comparison.candidate.n,
+                alpha=g.comparison.alpha,
+                min_samples=g.comparison.min_samples,
+            ),
+        }
         for g in result.groups
     ]
 

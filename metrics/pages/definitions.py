@@ -25,7 +25,7 @@ from core.roles import METRIC_OWNERS, acting_user
 from metrics import services
 from metrics.boundary import definition_changes
 from metrics.dependents import stale_on_supersede
-from metrics.models import MetricDefinition
+from metrics.models import MetricDefinition, Observation
 from metrics.pages.definitions_forms import DefinitionFieldsForm, RegisterForm, initial_from, team_of
 from metrics.pages.ingest import may_ingest
 from metrics.services.definitions import DefinitionFields
@@ -155,28 +155,44 @@ def version_new_page(request: HttpRequest, key: str) -> HttpResponse:
 
 @role_required(METRIC_OWNERS, action="activate metric definitions")
 def version_activate_page(request: HttpRequest, key: str, version: int) -> HttpResponse:
+    """Asks first. Activating a version without observations empties the comparison page (the key
+    moves to a version with no data), so that takes an explicit tick of `confirm_empty`."""
     definition = _version_or_404(key, version)
     active = _active(key)
     stale = stale_on_supersede(active) if active and active.pk != definition.pk else []
+    empty = (
+        definition.status == Status.DRAFT and not Observation.objects.filter(definition=definition).exists()
+    )
+    refused = ""
     if request.method == "POST":
-        try:
-            services.definition_activate(actor=acting_user(request), definition=definition)
-        except ApplicationError as exc:
-            messages.error(request, exc.message)
+        if empty and not request.POST.get("confirm_empty"):
+            refused = (
+                f"{definition.ref} has no observations yet: tick the box to activate it anyway, "
+                "or push its data first."
+            )
         else:
-            note = f" {active.ref} is deprecated." if active else ""
-            if stale and active:
-                note += f" {len(stale)} gate(s) pinning {active.ref} are marked stale."
-            messages.success(request, f"{definition.ref} is now the active version of '{key}'.{note}")
-        return _detail(definition)
+            try:
+                services.definition_activate(actor=acting_user(request), definition=definition)
+            except ApplicationError as exc:
+                messages.error(request, exc.message)
+            else:
+                note = f" {active.ref} is deprecated." if active else ""
+                if stale and active:
+                    note += f" {len(stale)} gate(s) pinning {active.ref} are marked stale."
+                if empty:
+                    note += " It has no observations yet: the comparison page is empty until they arrive."
+                messages.success(request, f"{definition.ref} is now the active version of '{key}'.{note}")
+            return _detail(definition)
     context = {
         "definition": definition,
         "active": active,
         "changes": definition_changes(active, definition) if active and active.pk != definition.pk else [],
         "stale": stale,
         "action": "activate",
+        "empty": empty,
+        "refused": refused,
     }
-    return render(request, "metrics/version_confirm.html", context)
+    return render(request, "metrics/version_confirm.html", context, status=400 if refused else 200)
 
 
 @role_required(METRIC_OWNERS, action="deprecate metric definitions")

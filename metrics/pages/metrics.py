@@ -9,18 +9,18 @@ from rest_framework.exceptions import ValidationError
 
 from core.api.errors import flatten_errors
 from core.audit import transitions_for_many
-from core.charts import compare_bars, line_chart
 from core.errors import ApplicationError
 from core.pages.htmx import HtmxHttpRequest
 from core.roles import METRIC_OWNERS, has_role
 from metrics import selectors
 from metrics.boundary import boundary_sentence, definition_changes
 from metrics.models import MetricDefinition, PullSource, System, point_kind_fits
+from metrics.pages.comparison_parts import badge_words, chart_pair, comparison_chart, previous_version_offer
 from metrics.pages.comparison_slicing import group_cards, page_params, recent_tag_keys, tags_as_text
 from metrics.pages.ingest import may_ingest
 from metrics.pages.metrics_forms import ComparisonForm, RegistryFilterForm
 from metrics.selectors.comparison.tags import tag_filters_text
-from metrics.wording import comparison_sentence, method_described
+from metrics.wording import comparison_sentence, method_described, method_parts
 
 
 @require_GET
@@ -58,9 +58,14 @@ def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
     charts = [
         {
             "workload": workload,
-            "svg": line_chart(
-                {system: [(day, median) for day, median, _ in points] for system, points in systems.items()},
-                unit=f"daily median, {definition.unit}",
+            "svg": chart_pair(
+                [
+                    (system, [(day, median) for day, median, _ in points])
+                    for system, points in systems.items()
+                ],
+                unit=definition.unit,
+                y_title=f"median per UTC day, {definition.unit}",
+                wide_width=460,  # the width of a card in the page's grid: its text at its own size
             ),
             "counts": {system: sum(n for *_, n in points) for system, points in systems.items()},
         }
@@ -107,44 +112,37 @@ def comparison_page(request: HtmxHttpRequest) -> HttpResponse:
         data["tags"] = tags_as_text(request.GET)  # a link with the API's parameters, shown in the box
     metric = request.GET.get("metric")
     form = ComparisonForm(data or None, tag_keys=recent_tag_keys(metric) if metric else ())
-    result = error = chart = None
+    result = error = None
+    queries: list[selectors.ComparisonQuery] = []  # the query as resolved: the chart reads its series
     if metric:
         try:
-            result = selectors.comparison_from_query(page_params(request.GET))
+            # The same selector as GET /api/v1/comparisons/ (tests/metrics/test_comparison_callers.py).
+            result = selectors.comparison_from_query(page_params(request.GET), resolved=queries.append)
         except ApplicationError as exc:
             # Tag parameters are named in the message's field: which one the page's text box made.
             field = exc.errors[0]["field"] if exc.errors else None
             error = f"{field}: {exc.message}" if field and field.startswith("tags") else exc.message
         except ValidationError as exc:  # from the query contract the API shares
             error = "; ".join(f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail))
-        if result is not None:
-            chart = compare_bars(
-                [
-                    (name, getattr(result.baseline, name), getattr(result.candidate, name))
-                    for name in ("mean", "p50", "p95", "p99")
-                ],
-                labels=(result.baseline.system, result.candidate.system),
-                intervals={result.statistic: (result.baseline.ci, result.candidate.ci)},
-            )
-    sentence = ""
-    if result is not None:
-        sentence = comparison_sentence(
-            statistic=result.statistic,
-            direction=result.direction,
-            baseline=result.baseline.value,
-            candidate=result.candidate.value,
+    context: dict[str, Any] = {"form": form, "result": result, "error": error}
+    if queries and result is not None:
+        query = queries[0]
+        context.update(
+            chart=comparison_chart(query, result),
+            badge=badge_words(result),
+            sentence=comparison_sentence(
+                statistic=result.statistic,
+                direction=result.direction,
+                baseline=result.baseline.value,
+                candidate=result.candidate.value,
+            ),
+            method=method_described(result.method),
+            method_parts=method_parts(result.method),
+            confidence=f"{(1 - result.alpha) * 100:g}",
+            sides=[(result.baseline, "baseline"), (result.candidate, "candidate")],
+            groups=group_cards(result) if result.group_by else [],
+            tags_text=tag_filters_text(result.tags),
+            previous=previous_version_offer(query, result, request.GET, request.path),
         )
-    context = {
-        "form": form,
-        "result": result,
-        "error": error,
-        "chart": chart,
-        "sentence": sentence,
-        "method": method_described(result.method) if result else "",
-        "confidence": f"{(1 - result.alpha) * 100:g}" if result else "",
-        "sides": [(result.baseline, "baseline"), (result.candidate, "candidate")] if result else [],
-        "groups": group_cards(result) if result and result.group_by else [],
-        "tags_text": tag_filters_text(result.tags) if result else "",
-    }
     template = "metrics/_comparison_result.html" if request.htmx else "metrics/comparison.html"
     return render(request, template, context)

@@ -1,6 +1,14 @@
 """Reads of the metrics app."""
 
-from metrics.selectors.comparison import Comparison, SideStats, comparison_compute, comparison_from_query
+from metrics.selectors.comparison import (
+    Comparison,
+    ComparisonQuery,
+    SideStats,
+    comparison_compute,
+    comparison_from_query,
+    comparison_query,
+)
+from metrics.selectors.comparison_series import Series, comparison_series, rollups_read
 from metrics.selectors.registry import (
     definition_get,
     definition_resolve,
@@ -12,13 +20,18 @@ from metrics.selectors.registry import (
 
 __all__ = [
     "Comparison",
+    "ComparisonQuery",
+    "Series",
     "SideStats",
     "comparison_compute",
     "comparison_from_query",
+    "comparison_query",
+    "comparison_series",
     "definition_get",
     "definition_resolve",
     "definition_versions",
     "definitions_latest",
     "observations_list",
+    "rollups_read",
     "series_daily",
 ]

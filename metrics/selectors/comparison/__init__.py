@@ -15,7 +15,12 @@ from metrics.selectors.comparison.compute import (
     comparison_compute,
     comparison_of_sides,
 )
-from metrics.selectors.comparison.query import ComparisonInput, comparison_from_query
+from metrics.selectors.comparison.query import (
+    ComparisonInput,
+    ComparisonQuery,
+    comparison_from_query,
+    comparison_query,
+)
 from metrics.selectors.comparison.sql import SideStats
 from metrics.selectors.comparison.verdict import Verdict, comparison_verdict
 
@@ -24,12 +29,14 @@ __all__ = [
     "DEFAULT_MIN_SAMPLES",
     "Comparison",
     "ComparisonInput",
+    "ComparisonQuery",
     "SideStats",
     "SidesRequest",
     "Verdict",
     "comparison_compute",
     "comparison_from_query",
     "comparison_of_sides",
+    "comparison_query",
     "comparison_verdict",
     "sides_fetch_many",
 ]

@@ -7,7 +7,9 @@ field, whoever asked.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from rest_framework import serializers
@@ -62,8 +64,53 @@ class ComparisonInput(serializers.Serializer[dict[str, Any]]):
         return attrs
 
 
-def comparison_from_query(params: Mapping[str, str]) -> Comparison:
-    """`params` may repeat `tags.<key>` (a QueryDict): values of one key are OR'ed, keys AND'ed."""
+@dataclass(frozen=True)
+class ComparisonQuery:
+    """A comparison query with its keys resolved: what `comparison_compute` takes, kept so a page can
+    read more about the same series (its chart, the previous version) without resolving it again."""
+
+    definition: MetricDefinition
+    baseline: System
+    candidate: System
+    workload: Workload | None
+    since: datetime | None
+    until: datetime | None
+    statistic: str | None
+    alpha: float
+    min_samples: int
+    tag_filters: dict[str, list[str]]
+    group_by: str | None
+
+    def compute(self) -> Comparison:
+        return comparison_compute(
+            definition=self.definition,
+            baseline=self.baseline,
+            candidate=self.candidate,
+            workload=self.workload,
+            since=self.since,
+            until=self.until,
+            statistic=self.statistic,
+            alpha=self.alpha,
+            min_samples=self.min_samples,
+            tag_filters=self.tag_filters,
+            group_by=self.group_by,
+        )
+
+
+def comparison_from_query(
+    params: Mapping[str, str], *, resolved: Callable[[ComparisonQuery], object] | None = None
+) -> Comparison:
+    """`params` may repeat `tags.<key>` (a QueryDict): values of one key are OR'ed, keys AND'ed.
+    `resolved` is handed the query with its keys resolved, for a caller that reads more of the same
+    series (the page's chart) without resolving them again."""
+    query = comparison_query(params)
+    if resolved is not None:
+        resolved(query)
+    return query.compute()
+
+
+def comparison_query(params: Mapping[str, str]) -> ComparisonQuery:
+    """The query checked and its keys resolved (a bad one raises, naming the field); nothing computed."""
     query = ComparisonInput(data=params)
     query.is_valid(raise_exception=True)
     data = query.validated_data
@@ -82,7 +129,7 @@ def comparison_from_query(params: Mapping[str, str]) -> Comparison:
         workload = Workload.objects.filter(key=data["workload"]).first()
         if workload is None:
             raise ApplicationError(f"Unknown workload '{data['workload']}'.", status=400, field="workload")
-    return comparison_compute(
+    return ComparisonQuery(
         definition=definition,
         baseline=systems[data["baseline"]],
         candidate=systems[data["candidate"]],
