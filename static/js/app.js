@@ -47,3 +47,19 @@ document.addEventListener("click", (event) => {
     selectIt();
   }
 });
+
+// The header's menus (the nav at phone width, the account menu) are <details>: Escape closes the open
+// one and gives focus back to its summary; a click elsewhere closes it too.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  const open = document.activeElement && document.activeElement.closest(".topbar details[open]");
+  if (open) {
+    open.open = false;
+    open.querySelector("summary").focus();
+  }
+});
+document.addEventListener("click", (event) => {
+  document.querySelectorAll(".topbar details[open]").forEach((menu) => {
+    if (!menu.contains(event.target)) menu.open = false;
+  });
+});
