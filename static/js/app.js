@@ -63,3 +63,22 @@ document.addEventListener("click", (event) => {
     if (!menu.contains(event.target)) menu.open = false;
   });
 });
+
+// A table or chart box that scrolls sideways (a wide table on a phone) must be reachable by keyboard,
+// or its hidden columns cannot be scrolled into view without a mouse: such a box takes focus.
+const scrollBoxes = ".table-wrap, .timeline-scroll";
+const keyboardScrollable = () => {
+  document.querySelectorAll(scrollBoxes).forEach((box) => {
+    if (box.hasAttribute("tabindex") && !("scrollFocus" in box.dataset)) return;  // the template's own
+    if (box.scrollWidth > box.clientWidth + 1) {
+      box.tabIndex = 0;
+      box.dataset.scrollFocus = "";
+    } else {
+      box.removeAttribute("tabindex");
+      delete box.dataset.scrollFocus;
+    }
+  });
+};
+document.addEventListener("DOMContentLoaded", keyboardScrollable);
+document.addEventListener("htmx:afterSettle", keyboardScrollable);
+window.addEventListener("resize", keyboardScrollable);
