@@ -20,7 +20,7 @@ from incidents.models import Incident
 from metrics.models import MetricDefinition
 from program.models import Gate
 from tests.axe import axe_violations
-from tests.browser import screenshot, sign_in
+from tests.browser import SCREENSHOTS, screenshot, sign_in
 
 PROGRAM = "frontier-rebuild"
 METRIC = "step-time"
@@ -172,7 +172,11 @@ def test_dark_mode_follows_the_system_and_stays_axe_clean(browser, live_server, 
         page.goto(pages["program"])
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(15, 20, 32)", background  # --bg of the dark palette
+        # The unread count is dark on its light-red fill (white on it would read at about 2:1).
+        count_colour = page.locator("[data-testid=unread-count]").evaluate("el => getComputedStyle(el).color")
+        assert count_colour == "rgb(16, 20, 31)", count_colour
         screenshot(page, f"a11y-dark-program-{width}")
+        page.screenshot(path=str(SCREENSHOTS / f"a11y-dark-program-top-{width}.png"))  # the viewport only
         # Every dark page at 1280 px; at 390 px the ones whose tables become cards.
         names = DARK_PAGES if width == "1280" else ["registry", "incidents"]
         found += [
