@@ -14,13 +14,11 @@ from program.selectors import Timeline
 
 WIDTH, LABEL_W, RIGHT_PAD = 980, 190, 14
 AXIS_H, ROW_H = 44, 58
-# app.css's palette: each colour that writes text (gate numbers, slips, today) is >= 4.5:1 on white.
-INK, MUTED, GRID, PLANNED = "#1d2330", "#5c6677", "#e3e6eb", "#c5ccd8"
-PASS, FAIL, WARN = "#17743f", "#b03224", "#8a5a0f"
-TODAY = FAIL
-ACTUAL = {"completed": PASS, "active": "#2f5bd3"}
-GATE = {"passed": PASS, "failed": FAIL, "waived": WARN, "ready": WARN, "open": MUTED}
-SLIP = {"late": FAIL, "early": PASS, "even": MUTED}
+INK, MUTED, GRID, PLANNED = "#1d2330", "#667085", "#e3e6eb", "#c5ccd8"
+TODAY = "#c0392b"
+ACTUAL = {"completed": "#1f8a4c", "active": "#2f5bd3"}
+GATE = {"passed": "#1f8a4c", "failed": "#c0392b", "waived": "#b7791f", "ready": "#b7791f", "open": "#8a94a6"}
+SLIP = {"late": "#c0392b", "early": "#1f8a4c", "even": "#667085"}
 
 
 def _x(percent: float) -> float:
