@@ -66,9 +66,10 @@ def _slip_colour(days: int | None, status: str) -> str:
 def timeline_svg(timeline: Timeline) -> SafeString:
     height = AXIS_H + ROW_H * len(timeline.bars) + 8
     bottom = height - 4
+    # role group, not img: an image's children are presentational, and the gate markers are links.
     parts = [
         f'<svg class="timeline-chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
-        f'role="img" aria-labelledby="timeline-title">',
+        f'role="group" aria-labelledby="timeline-title">',
         '<title id="timeline-title">Phases planned against what happened, with gates and today</title>',
         *_axis(timeline, bottom),
     ]

@@ -22,6 +22,7 @@ TIME_24H = {
     "size": "5",
     "maxlength": "5",
     "title": "24-hour time, UTC, e.g. 14:30",
+    "aria-label": "Time (UTC, 24-hour)",  # the fieldset's legend names the moment; each box says its part
 }
 
 
@@ -32,7 +33,10 @@ class UtcDateTimeWidget(forms.MultiWidget):
 
     def __init__(self) -> None:
         super().__init__(
-            [forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"), forms.TextInput(attrs=TIME_24H)]
+            [
+                forms.DateInput(attrs={"type": "date", "aria-label": "Date (UTC)"}, format="%Y-%m-%d"),
+                forms.TextInput(attrs=TIME_24H),
+            ]
         )
 
     def decompress(self, value: Any) -> list[date | str | None]:

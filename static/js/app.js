@@ -47,3 +47,38 @@ document.addEventListener("click", (event) => {
     selectIt();
   }
 });
+
+// The header's menus (the nav at phone width, the account menu) are <details>: Escape closes the open
+// one and gives focus back to its summary; a click elsewhere closes it too.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  const open = document.activeElement && document.activeElement.closest(".topbar details[open]");
+  if (open) {
+    open.open = false;
+    open.querySelector("summary").focus();
+  }
+});
+document.addEventListener("click", (event) => {
+  document.querySelectorAll(".topbar details[open]").forEach((menu) => {
+    if (!menu.contains(event.target)) menu.open = false;
+  });
+});
+
+// A table or chart box that scrolls sideways (a wide table on a phone) must be reachable by keyboard,
+// or its hidden columns cannot be scrolled into view without a mouse: such a box takes focus.
+const scrollBoxes = ".table-wrap, .timeline-scroll";
+const keyboardScrollable = () => {
+  document.querySelectorAll(scrollBoxes).forEach((box) => {
+    if (box.hasAttribute("tabindex") && !("scrollFocus" in box.dataset)) return;  // the template's own
+    if (box.scrollWidth > box.clientWidth + 1) {
+      box.tabIndex = 0;
+      box.dataset.scrollFocus = "";
+    } else {
+      box.removeAttribute("tabindex");
+      delete box.dataset.scrollFocus;
+    }
+  });
+};
+document.addEventListener("DOMContentLoaded", keyboardScrollable);
+document.addEventListener("htmx:afterSettle", keyboardScrollable);
+window.addEventListener("resize", keyboardScrollable);
