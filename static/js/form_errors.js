@@ -13,6 +13,12 @@
   };
 
   document.addEventListener("DOMContentLoaded", () => focusSummary(document));
+  // What loads after the DOM (charts, fonts) can push the summary down: bring it back into view once
+  // the page has settled, unless the person has moved on meanwhile.
+  window.addEventListener("load", () => {
+    const summary = document.querySelector(SUMMARY);
+    if (summary && document.activeElement === summary) summary.scrollIntoView({ block: "start" });
+  });
   document.addEventListener("htmx:afterSettle", (event) => focusSummary(event.detail.elt));
 
   // A link in the summary puts the focus in its field, not only the view on it.
