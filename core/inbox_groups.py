@@ -16,6 +16,12 @@ TO_DO: dict[str, tuple[str, str]] = {
     "gate.ready": ("gate ready for your review", "gates ready for your review"),
     "override.opened": ("break-glass override to review", "break-glass overrides to review"),
 }
+# The same notices once done, as the news below the to-do list says them.
+DONE: dict[str, tuple[str, str]] = {
+    "exception.submitted": ("approval request, done", "approval requests, done"),
+    "gate.ready": ("gate review, done", "gate reviews, done"),
+    "override.opened": ("override review, done", "override reviews, done"),
+}
 # News, grouped the same way when several of one kind come together.
 NEWS: dict[str, tuple[str, str]] = {
     "gate.decided": ("gate decided", "gates decided"),
@@ -32,11 +38,12 @@ NEWS: dict[str, tuple[str, str]] = {
 }
 
 
-def group_title(event: str, count: int) -> str:
-    """ "3 exceptions awaiting your approval"; an event without words of its own says its kind."""
-    words = TO_DO.get(event) or NEWS.get(event)
+def group_title(event: str, count: int, *, done: bool = False) -> str:
+    """How many of what: "3 exceptions awaiting your approval", "3 approval requests, done" once done;
+    an event without words of its own says its kind ("2 other notices")."""
+    words = (DONE.get(event) if done else None) or TO_DO.get(event) or NEWS.get(event)
     if words is None:
-        label = kind_of(event).label.lower()
+        label = kind_of(event).label.lower().removesuffix(" notices")
         words = (f"{label} notice", f"{label} notices")
     return f"{count} {words[0] if count == 1 else words[1]}"
 
@@ -50,7 +57,8 @@ class NoticeGroup:
 
     @property
     def title(self) -> str:
-        return group_title(self.event, len(self.receipts))
+        done = all(r.done_at is not None for r in self.receipts)
+        return group_title(self.event, len(self.receipts), done=done)
 
     @property
     def unread(self) -> int:

@@ -86,3 +86,14 @@ def test_the_inbox_groups_similar_to_dos_and_drops_done_ones(client, lead):
     to_do = html[html.index('data-testid="to-do"') : html.index('data-testid="news"')]
     assert "2 exceptions awaiting your approval" in to_do and "change 0" not in to_do
     assert "change 0" in html[html.index('data-testid="news"') :]  # still there, marked done
+
+
+def test_group_titles_say_how_many_of_what():
+    from core.inbox_groups import group_title
+
+    assert group_title("exception.submitted", 3) == "3 exceptions awaiting your approval"
+    assert group_title("exception.submitted", 1) == "1 exception awaiting your approval"
+    assert group_title("exception.submitted", 5, done=True) == "5 approval requests, done"
+    assert group_title("gate.ready", 2) == "2 gates ready for your review"
+    assert group_title("incident.filed", 4) == "4 incidents filed"
+    assert group_title("account.password_reset", 2) == "2 other notices"
