@@ -108,7 +108,9 @@ def actor_name(user: User | None) -> str:
 def field_words(names: Iterable[str]) -> str:
     """'mitigated_at', 'resolved_at' → 'mitigated at and resolved at'."""
     words = [name.replace("_", " ") for name in names]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def state_words(record: Transition) -> str:
