@@ -97,3 +97,20 @@ def test_group_titles_say_how_many_of_what():
     assert group_title("gate.ready", 2) == "2 gates ready for your review"
     assert group_title("incident.filed", 4) == "4 incidents filed"
     assert group_title("account.password_reset", 2) == "2 other notices"
+
+
+def test_reviewing_an_override_clears_it_for_everyone_it_went_to(people):  # noqa: F811
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    override = freeze_services.override_open(
+        actor=people["admin"],
+        component=people["trainer"],
+        reason="hotfix",
+        ends_at=timezone.now() + timedelta(hours=2),
+    )
+    opened = NotificationReceipt.objects.filter(notification__event="override.opened")
+    assert {r.user.username for r in opened} == {"lead_a", "engineer_a"}
+    freeze_services.override_review(actor=people["lead_a"], override=override, note="looked fine")
+    assert not opened.filter(done_at__isnull=True).exists()
