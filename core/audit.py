@@ -1,4 +1,7 @@
-"""Writing and reading the append-only transition history (core.Transition)."""
+"""Writing and reading the append-only transition history (core.Transition), and saying a row in
+words: `actor_name` (people by their full names) and `transition_sentence`, which every history page
+uses for the actions it has no sentence of its own for (program.history and freeze.history keep
+their richer ones; the exception and incident pages use it as it is, through `|history_words`)."""
 
 from __future__ import annotations
 
@@ -75,3 +78,60 @@ def transitions_page(
     offset = (page - 1) * size
     records = list(transitions[offset : offset + size + 1])
     return page, records[:size], len(records) > size
+
+
+# The past tense of the actions the services record (a state-machine method or a plain verb); an
+# action not listed reads with its underscores as spaces.
+ACTION_WORDS = {
+    "submit": "submitted",
+    "resubmit": "sent back for approval",
+    "approve": "approved",
+    "approval": "gave an approval to",
+    "reject": "rejected",
+    "withdraw": "withdrew",
+    "revoke": "revoked",
+    "expire": "expired",
+    "edited": "edited",
+    "updated": "updated",
+}
+# Whose change this was: the system acts when no person did (a periodic task, an expiry).
+SYSTEM = "The system"
+
+
+def actor_name(user: User | None) -> str:
+    """A person by the name people know them by: the full name, else the username."""
+    if user is None:
+        return SYSTEM
+    return user.get_full_name() or user.get_username()
+
+
+def field_words(names: Iterable[str]) -> str:
+    """'mitigated_at', 'resolved_at' → 'mitigated at and resolved at'."""
+    words = [name.replace("_", " ") for name in names]
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def state_words(record: Transition) -> str:
+    """ " (open → resolved)" for a move, " as draft" for a start, nothing when the state stayed."""
+    if record.from_state and record.to_state and record.from_state != record.to_state:
+        return f" ({record.from_state} → {record.to_state})"
+    if record.to_state and not record.from_state:
+        return f" as {record.to_state}"
+    return ""
+
+
+def transition_sentence(record: Transition, subject: str = "it") -> str:
+    """One row in words: "Lena Park created it as draft", "Lena Park resolved it (open → resolved),
+    changing mitigated at and resolved at", "The system expired it (approved → expired)". Never an
+    empty state ("created: · → draft") and never a state moved to itself."""
+    verb = ACTION_WORDS.get(record.action, record.action.replace("_", " "))
+    text = f"{actor_name(record.actor)} {verb} {subject}{state_words(record)}"
+    data = record.data or {}
+    changed = data.get("changed") or data.get("fields")
+    if isinstance(changed, list) and changed:
+        text += f", changing {field_words(changed)}"
+    if record.action == "approval" and data.get("required"):
+        text += f" ({data.get('approvals')} of {data['required']} approvals)"
+    return text

@@ -92,13 +92,18 @@ class Notification(models.Model):
 
 
 class NotificationReceipt(models.Model):
-    """A notification in one user's in-app inbox; read once read_at is set."""
+    """A notification in one user's in-app inbox; read once read_at is set, done once done_at is set.
+
+    A notice that asks for an action (core.inbox_groups.TO_DO) stays on the inbox's to-do list until
+    that action is taken, by this user or anyone (core.services.inbox.notices_clear); reading it does
+    not do it."""
 
     notification = models.ForeignKey(Notification, on_delete=models.CASCADE, related_name="receipts")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_receipts"
     )
     read_at = models.DateTimeField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
     # Owed in the user's daily digest email: they chose the digest for this kind when it was sent. Decided
     # at sending, so a later change of preference neither repeats an email nor drops a notice.
     in_digest = models.BooleanField(default=False)

@@ -11,7 +11,8 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
-from core.audit import HistoryPage, transitions_for, transitions_page
+from core.audit import HistoryPage, state_words, transitions_for, transitions_page
+from core.audit import actor_name as person_name
 from core.models import Transition
 from freeze.models import FreezeWindow
 
@@ -25,9 +26,7 @@ def window_transitions(window: FreezeWindow) -> QuerySet[Transition]:
 
 
 def actor_name(record: Transition) -> str:
-    if record.actor is None:
-        return "The system"
-    return record.actor.get_full_name() or record.actor.get_username()
+    return person_name(record.actor)
 
 
 def _when(value: str | None) -> str:
@@ -52,8 +51,7 @@ def describe(record: Transition, window: FreezeWindow) -> str:
             f"Window {name} moved to {_when(after.get('starts_at'))} – {_when(after.get('ends_at'))} UTC "
             f"(was {_when(before.get('starts_at'))} – {_when(before.get('ends_at'))})"
         )
-    states = f" ({record.from_state} → {record.to_state})" if record.from_state or record.to_state else ""
-    return f"{who} {record.action.replace('_', ' ')} {name}{states}"  # actions added later still read
+    return f"{who} {record.action.replace('_', ' ')} {name}{state_words(record)}"  # actions added later still read
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from core.admin_base import ReadOnlyAdmin, ServiceSaveAdmin, changed_values, run
 from core.roles import acting_user
 from metrics import services
 from metrics.models import IngestBatch, MetricDefinition, PullSource, System, Workload
-from metrics.services.definitions import EDITABLE_FIELDS, DefinitionFields
+from metrics.services.definitions import EDITABLE_FIELDS, DefinitionFields, meaning_fixed
 from metrics.services.pull_sources import (
     PullSourceFields,
     pull_source_create,
@@ -83,6 +83,13 @@ class MetricDefinitionAdmin(ServiceSaveAdmin):
 
     def get_fields(self, request: HttpRequest, obj: Model | None = None) -> _FieldGroups:
         return [*self.readonly_fields, *EDITABLE_FIELDS]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> tuple[str, ...]:
+        """An active or deprecated version (or a draft with data) keeps its meaning: its meaning fields
+        are shown, not offered, instead of being refused on save (definition_update's rule)."""
+        if isinstance(obj, MetricDefinition) and meaning_fixed(obj):
+            return (*self.readonly_fields, *MetricDefinition.MEANING_FIELDS)
+        return tuple(self.readonly_fields)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
 
-from core.audit import HistoryPage, transitions_page
+from core.audit import HistoryPage, actor_name, state_words, transitions_page
 from core.models import Transition
 from program.criteria_history import criteria_change_sentence
 from program.models import Gate, Phase, Program, WorkloadMigration
@@ -167,15 +167,12 @@ def _shift_text(who: str, record: Transition, name: str) -> str:
 def _generic(who: str, record: Transition, subject: str) -> str:
     """Actions this module has no sentence for yet still read."""
     verb = record.action.replace("_", " ")
-    states = f" ({record.from_state} → {record.to_state})" if record.from_state or record.to_state else ""
     summary = _data_summary(record.data or {})
-    return f"{who} {verb} {subject}{states}" + (f": {summary}" if summary else "")
+    return f"{who} {verb} {subject}{state_words(record)}" + (f": {summary}" if summary else "")
 
 
 def _actor(record: Transition) -> str:
-    if record.actor is None:
-        return "The system"
-    return record.actor.first_name or record.actor.get_username()
+    return actor_name(record.actor)  # people by their full names, as on every history
 
 
 def program_history(program: Program, page: int = 1, size: int = PAGE_SIZE) -> HistoryPage[HistoryEntry]:

@@ -1,4 +1,6 @@
-"""The in-app inbox: the list of my notifications, opening one, marking one or all read.
+"""The in-app inbox: a to-do list first (notices that ask for an action not yet taken, grouped:
+"3 exceptions awaiting your approval"), then the other notices newest first, neighbours of one kind
+folded together; opening one, marking one or all read.
 
 URLs name the notification; each person finds it in their own inbox only (someone else's is a 404)."""
 
@@ -12,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from core.inbox_groups import TO_DO, by_event, runs_of_event
 from core.models import NotificationReceipt
 from core.roles import acting_user
 from core.services.inbox import receipt_read, receipts_read_all
@@ -36,8 +39,14 @@ def _back(request: HttpRequest) -> HttpResponseRedirect:
 
 @require_GET
 def notification_list(request: HttpRequest) -> HttpResponse:
-    page = Paginator(_mine(request).order_by("-notification_id"), PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "core/notifications.html", {"page": page})
+    mine = _mine(request).order_by("-notification_id")
+    to_do = mine.filter(done_at__isnull=True, notification__event__in=list(TO_DO))
+    page = Paginator(mine.exclude(pk__in=to_do.values("pk")), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "core/notifications.html",
+        {"page": page, "to_do": by_event(to_do), "feed": runs_of_event(page.object_list)},
+    )
 
 
 @require_POST

@@ -3,13 +3,19 @@
 
 A notice you acted on is read: a service acting on an object calls `notifications_mark_read_for` with
 the object's link, in its own transaction, so the acting user's notices about it turn read with the
-change (and stay unread if the change is refused)."""
+change (and stay unread if the change is refused).
+
+A notice that asks for an action is done once the action is taken, by whoever takes it: the service
+taking it calls `notices_clear` (deciding a gate clears "ready for review" for every lead it went to),
+and, where the people who may act change, keeps only those who still may (`keep_user_ids`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import PermissionDenied
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.models import NotificationReceipt
@@ -41,6 +47,23 @@ def notifications_mark_read_for(*, actor: User, link: str) -> int:
     told about it have not acted. No role: it is the actor's own inbox."""
     if not link:
         return 0
+    now = timezone.now()
     return NotificationReceipt.objects.filter(
         user=actor, read_at__isnull=True, notification__link=link
-    ).update(read_at=timezone.now())
+    ).update(read_at=now, done_at=Coalesce("done_at", now))
+
+
+def notices_clear(*, link: str, events: Iterable[str], keep_user_ids: Iterable[int] | None = None) -> int:
+    """Mark done (and read) the open notices of `events` about the object at `link`, for everyone they
+    went to except `keep_user_ids` (those who may still act on them); returns how many. Called by the
+    service whose action the notices ask for, in its transaction. No role: the action's own rule
+    was checked by the service calling it."""
+    if not link:
+        return 0
+    now = timezone.now()
+    receipts = NotificationReceipt.objects.filter(
+        done_at__isnull=True, notification__link=link, notification__event__in=list(events)
+    )
+    if keep_user_ids is not None:
+        receipts = receipts.exclude(user_id__in=list(keep_user_ids))
+    return receipts.update(done_at=now, read_at=Coalesce("read_at", now))

@@ -20,7 +20,7 @@ from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
 from core.roles import in_team
-from core.services.inbox import notifications_mark_read_for
+from core.services.inbox import notices_clear, notifications_mark_read_for
 from core.transitions import fsm_sources, require_state
 from freeze.models import Approval, Component, FreezeException, FreezeWindow, Level
 from freeze.selectors import level_at
@@ -36,6 +36,7 @@ from freeze.services.gate_impact import exception_gates_reevaluate
 from program import policies as program_policies
 
 Status = FreezeException.Status
+APPROVAL_EVENT = "exception.submitted"  # "awaiting approval": a to-do for those who may approve
 MSG_REASON = "Say why."
 MSG_FROZEN = (
     "{component} is frozen in '{window}': no exception can be filed. A program lead can change its level "
@@ -117,6 +118,19 @@ def move(
         data=data,
     )
     acted_on(actor, exception)
+    approval_notices_sync(exception)
+
+
+def approval_notices_sync(exception: FreezeException) -> None:
+    """ "Awaiting approval" stays open only for those who may approve it now (exception_approvers, the
+    rule the approve button follows): done for everyone once it left `submitted`, and for each person
+    who decided, edited it, or otherwise lost the right."""
+    keep = (
+        {user.pk for user in exception_approvers(exception)}
+        if exception.status == Status.SUBMITTED
+        else set()
+    )
+    notices_clear(link=exception_link(exception), events=[APPROVAL_EVENT], keep_user_ids=keep)
 
 
 def exception_link(exception: FreezeException) -> str:
@@ -153,7 +167,9 @@ def notify_approvers(exception: FreezeException, subject: str) -> None:
         for user in exception_approvers(exception)
         if in_team(user, owners) or program_policies.is_member(user, program_id)
     ]
-    notify(exception, "exception.submitted", subject, concerned)
+    # A resubmission asks again: the notices of the earlier round are replaced by this one.
+    notices_clear(link=exception_link(exception), events=[APPROVAL_EVENT])
+    notify(exception, APPROVAL_EVENT, subject, concerned)
 
 
 def refuse_by_level(component: Component, window: FreezeWindow, starts: datetime) -> None:
@@ -217,7 +233,10 @@ def exception_approve(*, actor: User, exception: FreezeException, comment: str =
             reason=comment,
             data={"approvals": len(approvals_standing(exception)), "required": exception.required_approvals},
         )
-        if approvals_enough(exception):
+        if not approvals_enough(exception):
+            # Still short: the approver's own notice is done, the other approvers' stay open.
+            approval_notices_sync(exception)
+        else:
             move(exception, "approve", actor=actor, reason=comment)
             exception_gates_reevaluate(exception, "approved", actor=actor)
             notify(

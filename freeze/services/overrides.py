@@ -15,7 +15,7 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.services.inbox import notifications_mark_read_for
+from core.services.inbox import notices_clear, notifications_mark_read_for
 from freeze import policies
 from freeze.models import Component, FreezeOverride
 from freeze.selectors import levels_at
@@ -135,6 +135,8 @@ def override_review(*, actor: User, override: FreezeOverride, note: str) -> Free
             reason=override.review_note,
         )
         notifications_mark_read_for(actor=actor, link=override_link(override))
+        # One review answers it: "to review" is done for every lead it went to.
+        notices_clear(link=override_link(override), events=["override.opened", "override.overdue"])
         _notify(
             override,
             "override.reviewed",

@@ -22,8 +22,8 @@ from core.pages.htmx import HtmxHttpRequest
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user, has_role
 from incidents import selectors, services
 from incidents.chart import mttr_chart
-from incidents.models import TIME_FIELDS, Severity
-from incidents.pages.incidents_forms import ChecklistForm, IncidentForm
+from incidents.models import TIME_FIELDS, Incident, Severity
+from incidents.pages.incidents_forms import ChecklistForm, IncidentForm, ResolveForm
 from metrics.models import System
 
 WRITERS = (FRAMEWORK_ENGINEERS, PROGRAM_LEADS)
@@ -114,8 +114,18 @@ def incident_new(request: HttpRequest) -> HttpResponse:
     return redirect("incidents:detail", incident.pk)
 
 
+def _resolve_form(incident: Incident) -> ResolveForm:
+    """Both times default to now (to the minute); an incident mitigated already keeps that time."""
+    now = timezone.now().replace(second=0, microsecond=0)
+    return ResolveForm(initial={"mitigated_at": incident.mitigated_at or now, "resolved_at": now})
+
+
 def _detail_render(
-    request: HttpRequest, pk: int, form: IncidentForm | None = None, status: int = 200
+    request: HttpRequest,
+    pk: int,
+    form: IncidentForm | None = None,
+    status: int = 200,
+    resolve_form: ResolveForm | None = None,
 ) -> HttpResponse:
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     initial = {
@@ -136,6 +146,7 @@ def _detail_render(
             "incident": incident,
             "form": form or IncidentForm(initial=initial),
             "checklist": ChecklistForm(steps=incident.checklist),
+            "resolve_form": resolve_form or _resolve_form(incident),
             "history": transitions_for(incident),
             "recurrences": list(incident.recurrences.order_by("opened_at", "pk").only("pk")),
             "may_write": _may_write(request.user),
@@ -170,27 +181,46 @@ def incident_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(*WRITERS, action="resolve incidents")
 @require_POST
 def incident_resolve(request: HttpRequest, pk: int) -> HttpResponse:
+    """The confirmed resolve: the times the person stated, checked by the service; a refusal shows the
+    form again, open, with its error summary."""
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
-    try:
-        services.incident_resolve(actor=acting_user(request), incident=incident)
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, f"Incident #{pk} resolved; its MTTR and MTTD are now evidence.")
+    form = ResolveForm(request.POST)
+    sent = form_submit(
+        form,
+        lambda data: services.incident_resolve(actor=acting_user(request), incident=incident, **data),
+        fallback_field="resolved_at",
+    )
+    if not sent.ok:
+        return _detail_render(request, pk, status=sent.status, resolve_form=form)
+    messages.success(request, f"Incident #{pk} resolved; its MTTR and MTTD are now evidence.")
     return redirect("incidents:detail", pk)
 
 
 @role_required(*WRITERS, action="update incidents")
 @require_POST
 def incident_checklist(request: HttpRequest, pk: int) -> HttpResponse:
-    """The runbook's checkboxes: the steps ticked are done, the rest are not."""
+    """The runbook's checkboxes: the steps ticked are done, the rest are not. Each tick posts the list
+    (htmx) and gets the runbook back; without JS, the form's button posts it and the page reloads."""
+    htmx = bool(cast(HtmxHttpRequest, request).htmx)
     incident = get_object_or_404(selectors.incidents_list(), pk=pk)
     form = ChecklistForm(request.POST, steps=incident.checklist)
     done = form.cleaned_data["done_steps"] if form.is_valid() else []
     try:
-        services.incident_update(actor=acting_user(request), incident=incident, changes={"done_steps": done})
+        incident = services.incident_update(
+            actor=acting_user(request), incident=incident, changes={"done_steps": done}
+        )
     except ApplicationError as exc:
+        if htmx:
+            return HttpResponse(exc.message, status=exc.status)
         messages.error(request, exc.message)
-    else:
-        messages.success(request, "Runbook checklist saved.")
+        return redirect("incidents:detail", pk)
+    if htmx:  # a tick: the runbook again, saying what was saved
+        context = {
+            "incident": incident,
+            "checklist": ChecklistForm(steps=incident.checklist),
+            "may_write": True,
+            "saved": {"done": len(done), "steps": len(incident.checklist)},
+        }
+        return render(request, "incidents/_checklist.html", context)
+    messages.success(request, "Runbook checklist saved.")
     return redirect("incidents:detail", pk)

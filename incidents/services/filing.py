@@ -262,8 +262,17 @@ def _recurrence_keeps(incident: Incident, changes: IncidentChanges, changed: lis
     recurrences_still_valid(incident=incident, changed=changed)
 
 
-def incident_resolve(*, actor: User, incident: Incident, resolved_at: datetime | None = None) -> Incident:
-    """Resolve now (or at `resolved_at`): the update that sets resolved_at (same actor rule)."""
-    return incident_update(
-        actor=actor, incident=incident, changes={"resolved_at": resolved_at or timezone.now()}
-    )
+def incident_resolve(
+    *,
+    actor: User,
+    incident: Incident,
+    resolved_at: datetime | None = None,
+    mitigated_at: datetime | None = None,
+) -> Incident:
+    """Resolve at `resolved_at` (now if not given), mitigated at `mitigated_at` when given (else as
+    before, or at the resolution): the update that sets them (same actor rule), so the times are
+    checked like any edit's: not before the incident was opened and detected, not in the future."""
+    changes: IncidentChanges = {"resolved_at": resolved_at or timezone.now()}
+    if mitigated_at is not None:
+        changes["mitigated_at"] = mitigated_at
+    return incident_update(actor=actor, incident=incident, changes=changes)

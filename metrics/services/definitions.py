@@ -206,6 +206,13 @@ def definition_version_create(*, actor: User, key: str, changes: DefinitionField
     return new
 
 
+def meaning_fixed(definition: MetricDefinition) -> bool:
+    """Whether the meaning fields (MetricDefinition.MEANING_FIELDS) may no longer change: once active
+    or deprecated, and on a draft that holds data. Stored values were accepted in this meaning: a draft
+    holding shadow data is as fixed as an active version. The admin shows them read-only then."""
+    return definition.status != Status.DRAFT or Observation.objects.filter(definition=definition).exists()
+
+
 @transaction.atomic
 def definition_update(
     *, actor: User, definition: MetricDefinition, changes: DefinitionFields
@@ -217,9 +224,7 @@ def definition_update(
     _require(definition, "edit")
     before = MetricDefinition(**{f: getattr(definition, f) for f in EDITABLE_FIELDS})
     model_update(instance=definition, fields=EDITABLE_FIELDS, data=changes, save=False)
-    # Stored values were accepted in this meaning: a draft holding shadow data is as fixed as an
-    # active version.
-    if definition.status != Status.DRAFT or Observation.objects.filter(definition=definition).exists():
+    if meaning_fixed(definition):
         touched = [f for f in MetricDefinition.MEANING_FIELDS if getattr(before, f) != getattr(definition, f)]
         if touched:
             raise ApplicationError(

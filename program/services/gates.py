@@ -16,7 +16,7 @@ from django.utils import timezone
 from core.audit import transition_record
 from core.errors import ApplicationError
 from core.notifications import notification_send
-from core.services.inbox import notifications_mark_read_for
+from core.services.inbox import notices_clear, notifications_mark_read_for
 from core.telemetry.instruments import GATE_EVALUATION
 from core.transitions import require_state
 from metrics.models import MetricDefinition, Observation
@@ -229,6 +229,9 @@ def gate_evaluate(*, gate: Gate, actor: User | None = None) -> Evaluation:
                     or (MSG_NOT_STARTED.format(program=gate.phase.program.name) if held_back else ""),
                 )
                 Gate.objects.filter(pk=gate.pk).update(status=new_status)
+                if new_status != Gate.Status.READY:
+                    # No longer ready: "ready for review" asks for nothing any more.
+                    notices_clear(link=_gate_link(gate), events=["gate.ready"])
                 if new_status == Gate.Status.READY:
                     notification_send(
                         event="gate.ready",
@@ -327,6 +330,8 @@ def gate_decide(*, gate: Gate, actor: User, decision: str, note: str = "") -> De
             program_key=gate.phase.program.slug,
         )
         _acted_on(actor, gate)
+        # Decided: "ready for review" is done for every lead it went to, not only the one who decided.
+        notices_clear(link=_gate_link(gate), events=["gate.ready"])
     return record
 
 

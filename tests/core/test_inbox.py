@@ -131,9 +131,12 @@ def open_inbox(client, user):
     return client.get("/notifications/")
 
 
-def send_to(user, n: int, *, link: str = "/programs/") -> list[NotificationReceipt]:
+def send_to(
+    user, n: int, *, link: str = "/programs/", event: str = "gate.decided"
+) -> list[NotificationReceipt]:
+    """News notices (to-dos have a list of their own above the pages: test_inbox_to_do)."""
     for i in range(n):
-        notification_send(event="gate.ready", subject=f"note {i}", body=f"body {i}", link=link, users=[user])
+        notification_send(event=event, subject=f"note {i}", body=f"body {i}", link=link, users=[user])
     return list(NotificationReceipt.objects.filter(user=user).order_by("notification_id"))
 
 
@@ -216,11 +219,12 @@ def test_the_inbox_runs_the_same_queries_for_few_and_many(client, lead, django_a
     send_to(lead, 2)
     client.force_login(lead)
     client.get("/notifications/")  # warm process-wide caches
-    # session, user, groups (roles), unread count, paginator count, the page of receipts.
-    with django_assert_num_queries(6):
+    # session, user, groups (roles), unread count, the to-do list, paginator count, the page of receipts.
+    with django_assert_num_queries(7):
         assert client.get("/notifications/").status_code == 200
     send_to(lead, 40)
-    with django_assert_num_queries(6):
+    send_to(lead, 30, event="exception.submitted")
+    with django_assert_num_queries(7):
         assert client.get("/notifications/?page=2").status_code == 200
 
 

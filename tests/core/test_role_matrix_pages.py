@@ -267,7 +267,8 @@ EXPECTED: dict[str, Rows | Each] = {
     "incidents:detail": READ,
     "incidents:new": (INCIDENT_FORM, row("302 403 400 403 403 403 400 | 403 400 403")),
     "incidents:edit": (INCIDENT_FORM, row("302 403 400 403 403 403 400 | 403 400 403")),
-    "incidents:resolve": (INCIDENT_FORM, row("302 403 302 403 403 403 302 | 403 302 403")),
+    # Resolving asks for the times (issue 29): an empty form is a 400, like filing and editing.
+    "incidents:resolve": (INCIDENT_FORM, row("302 403 400 403 403 403 400 | 403 400 403")),
     "incidents:checklist": (INCIDENT_FORM, row("302 403 302 403 403 403 302 | 403 302 403")),
     "freeze:override-new": ANY_LEAD_FORM,
     # The fixture override was opened by another platform admin, so every lead may review it.

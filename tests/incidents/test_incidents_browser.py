@@ -43,10 +43,10 @@ def test_engineer_files_and_resolves_an_incident_and_the_mttr_chart_moves(browse
         incident = Incident.objects.get(title="All-reduce hangs after NIC firmware update")
         assert incident.checklist[0]["done"] is False
 
-        page.locator("[data-testid=checklist] input[type=checkbox]").first.check()
-        page.click("button:has-text('Save checklist')")
-        page.wait_for_selector(".flash-success")
-        page.click("button:has-text('Resolve now')")
+        page.locator("[data-testid=checklist] input[type=checkbox]").first.check()  # saved as ticked
+        page.wait_for_selector("[data-testid=checklist-status]:has-text('Saved: 1 of')")
+        page.click("summary:has-text('Resolve')")  # asks first, with the times (now by default)
+        page.click("button:has-text('Resolve incident')")
         page.wait_for_selector(".flash-success")
         assert page.locator("[data-testid=incident-state]").inner_text() == "resolved"
         screenshot(page, f"incidents-resolved-{width}")

@@ -46,7 +46,10 @@ def test_the_detail_page_runs_a_constant_number_of_queries(refs, client, enginee
     with CaptureQueriesContext(connection) as few:
         client.get(f"/incidents/{incident.pk}/")
     client.post(f"/incidents/{incident.pk}/checklist/", {"done_steps": ["0", "1"]})
-    client.post(f"/incidents/{incident.pk}/resolve/")
+    now = timezone.now().strftime("%Y-%m-%dT%H:%M")
+    client.post(
+        f"/incidents/{incident.pk}/resolve/", {"resolve-mitigated_at": now, "resolve-resolved_at": now}
+    )
     with CaptureQueriesContext(connection) as more:
         response = client.get(f"/incidents/{incident.pk}/")
     assert b"resolved" in response.content
@@ -68,8 +71,37 @@ def test_filing_out_of_order_shows_the_rule_on_the_field(refs, client, engineer)
         },
     )
     assert response.status_code == 400
-    assert "detected_at must not be before opened_at." in response.content.decode()
+    html = response.content.decode()
+    # The page says it with the labels, in the error summary at the top of the form, linked to the field.
+    summary = html[html.index('data-testid="error-summary"') :]
+    summary = summary[: summary.index("</div>")]
+    assert "There is a problem" in summary
+    assert '<a href="#id_detected_at">Detected at: Detected at must not be before opened at.</a>' in summary
+    assert html.index('data-testid="error-summary"') < html.index('name="title"')  # above the fields
+    assert "detected_at must not" not in html
     assert not Incident.objects.exists()
+
+
+def test_the_api_keeps_naming_fields_by_their_json_names(refs, engineer):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(engineer)
+    response = api.post(
+        "/api/v1/incidents/",
+        {
+            "title": "Shard loader stalls",
+            "system": "rebuilt",
+            "component": "nccl",
+            "bug_class": "data-pipeline",
+            "severity": "sev3",
+            "opened_at": "2026-05-02T10:00:00Z",
+            "detected_at": "2026-05-02T09:00:00Z",
+        },
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    assert "detected_at must not be before opened_at." in response.content.decode()
 
 
 def test_filing_on_the_page_redirects_to_the_incident(refs, client, engineer):

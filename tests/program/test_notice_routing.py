@@ -64,7 +64,7 @@ def test_a_gate_decision_reaches_the_members_of_its_program_and_nobody_else(peop
     assert Notification.objects.get(event="gate.decided").program_key == "rebuild"
 
 
-def test_deciding_a_gate_marks_the_deciders_own_notice_about_it_read(people):
+def test_deciding_a_gate_clears_ready_for_review_for_every_lead_it_went_to(people):
     gate = Gate.objects.filter(phase__program=people["a"]).order_by("pk").first()
     second = make_user("second_a", PROGRAM_LEADS)
     membership_grant(actor=people["lead_a"], program=people["a"], user=second, role="lead")
@@ -75,13 +75,14 @@ def test_deciding_a_gate_marks_the_deciders_own_notice_about_it_read(people):
         event="gate.ready", subject="ready", body="", link=link, users=[people["lead_a"], second]
     )
     services.gate_decide(gate=gate, actor=people["lead_a"], decision="waive", note="known risk")
-    unread = {
-        receipt.user.username: receipt.read_at is None
+    done = {
+        receipt.user.username: (receipt.read_at is not None, receipt.done_at is not None)
         for receipt in NotificationReceipt.objects.filter(notification__event="gate.ready").select_related(
             "user"
         )
     }
-    assert unread == {"lead_a": False, "second_a": True}  # only the one who acted has answered it
+    # The decision is what "ready for review" asked for: nobody has it left to do (issue 29).
+    assert done == {"lead_a": (True, True), "second_a": (True, True)}
 
 
 def test_awaiting_approval_reaches_the_owner_team_and_this_programs_leads_only(people):

@@ -61,8 +61,8 @@ def test_lead_advances_replans_and_moves_a_workload(browser, live_server, demo, 
         page.wait_for_selector(".flash-success:has-text('Now in Frontier sprint.')")
         assert Phase.objects.get(program__slug="frontier-rebuild", kind="frontier").status == "active"
         history = page.inner_text("#history")
-        assert "Lena advanced Cutover → Frontier sprint: exit gate passed" in history
-        assert "Lena passed gate 'New fully surpasses old'" in history
+        assert "Lena Lead advanced Cutover → Frontier sprint: exit gate passed" in history
+        assert "Lena Lead passed gate 'New fully surpasses old'" in history
 
         # Re-plan the frontier sprint's end.
         frontier = Phase.objects.get(program__slug="frontier-rebuild", kind="frontier")
@@ -72,7 +72,7 @@ def test_lead_advances_replans_and_moves_a_workload(browser, live_server, demo, 
             "#replan-form input[name=planned_end]", (frontier.planned_start - timedelta(days=1)).isoformat()
         )
         page.click("button:has-text('Re-plan Frontier sprint')")
-        page.wait_for_selector("#replan-form [role=alert]:has-text('planned_end must not be before')")
+        page.wait_for_selector("#replan-form [role=alert]:has-text('Planned end must not be before')")
         assert page.input_value("#replan-form textarea[name=reason]").startswith("Sprint needs")  # kept
         new_end = frontier.planned_end.replace(day=15)
         page.fill("#replan-form input[name=planned_end]", new_end.isoformat())
@@ -80,7 +80,7 @@ def test_lead_advances_replans_and_moves_a_workload(browser, live_server, demo, 
         page.click("button:has-text('Re-plan Frontier sprint')")
         page.wait_for_selector(".flash-success:has-text('Re-planned Frontier sprint')")
         assert Phase.objects.get(program__slug="frontier-rebuild", kind="frontier").planned_end == new_end
-        assert "Lena re-planned Frontier sprint: end" in page.inner_text("#history")
+        assert "Lena Lead re-planned Frontier sprint: end" in page.inner_text("#history")
 
         # Record a migration state with a reason.
         page.click("text=Record migration states…")
@@ -113,7 +113,7 @@ def test_engineer_sees_no_plan_forms_and_a_forced_visit_is_refused(page, demo):
     page.click("text=Older entries")
     page.locator(f"#history li >> nth={before}").wait_for()
     assert page.url.endswith("/programs/frontier-rebuild/")  # stayed on the page
-    assert "Lena created Frontier training stack rebuild" in page.inner_text("#history")
+    assert "Lena Lead created Frontier training stack rebuild" in page.inner_text("#history")
     response = page.goto("/programs/frontier-rebuild/advance/")
     assert response.status == 403
     assert (

@@ -203,7 +203,7 @@ def test_lead_replans_on_the_page_and_a_bad_range_is_refused(client, lead, progr
         {"planned_start": "2026-05-01", "planned_end": "2026-04-01", "reason": "typo"},
     )
     assert refused.status_code == 400
-    assert "planned_end must not be before planned_start." in refused.content.decode()
+    assert "Planned end must not be before planned start." in refused.content.decode()  # labels, not names
     done = client.post(
         f"/programs/phases/{canary.pk}/replan/",
         {
