@@ -7,10 +7,12 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from core.audit import transition_record
 from core.errors import ApplicationError
+from core.services.inbox import notices_clear
 from core.transitions import require_state
 from metrics.models import MetricDefinition, System, Workload
 from program import policies, signals
@@ -376,7 +378,8 @@ def program_advance(
 def _close_undecided_gates(*, actor: User, phase: Phase) -> list[str]:
     """The phase's gates nobody decided (milestones: its exit gate passed or was waived) become history
     with it: closed, each with its own audit row, and no longer evaluated, listed as ready or counted
-    by the approval bar (they leave Gate.UNDECIDED). Their last evaluation stays as it was."""
+    by the approval bar (they leave Gate.UNDECIDED), and their "ready for review" notices are done.
+    Their last evaluation stays as it was."""
     gates = list(
         Gate.objects.select_for_update()
         .filter(phase=phase, status__in=Gate.UNDECIDED)
@@ -392,6 +395,8 @@ def _close_undecided_gates(*, actor: User, phase: Phase) -> list[str]:
             reason=Gate.CLOSED_REASON,
             data={"phase": phase.name},
         )
+        # "Ready for review" asked for a decision that will never come: it is no longer anyone's to-do.
+        notices_clear(link=reverse("program:gate", args=[gate.pk]), events=["gate.ready"])
     Gate.objects.filter(pk__in=[g.pk for g in gates]).update(status=Gate.Status.CLOSED)
     return [gate.name for gate in gates]
 

@@ -11,7 +11,8 @@ import pytest
 from django.utils import timezone
 
 from core.errors import ApplicationError
-from core.models import Transition
+from core.models import NotificationReceipt, Transition
+from core.notifications import notification_send
 from program import services
 from program.models import Gate, Phase
 from tests.program.factories import make_program, metrics_for_template, observe, spread
@@ -166,6 +167,22 @@ def test_advancing_closes_the_undecided_gates_with_an_audit_row_each(lead, ref, 
     )
     completed = Transition.objects.get(action="completed", data__next_phase="Canary")
     assert sorted(completed.data["closed_gates"]) == sorted(["New framework trains a small job", gate.name])
+
+
+def test_advancing_clears_the_closed_gates_ready_for_review_notices(lead, ref, gate):
+    exit_gate = Gate.objects.get(phase__kind="poc", kind="exit")
+    services.gate_decide(gate=exit_gate, actor=lead, decision="waive", note="Proven on the whiteboard")
+    notification_send(
+        event="gate.ready",
+        subject=f"Gate ready: {gate.name}",
+        body="",
+        link=f"/programs/gates/{gate.pk}/",
+        users=[lead],
+    )
+    receipts = NotificationReceipt.objects.filter(notification__link=f"/programs/gates/{gate.pk}/")
+    assert receipts.filter(done_at__isnull=True).exists()
+    services.program_advance(actor=lead, program=ref["program"], reason="Early: the PoC answered it")
+    assert not receipts.filter(done_at__isnull=True).exists()
 
 
 @pytest.fixture
