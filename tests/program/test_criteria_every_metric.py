@@ -503,7 +503,7 @@ def test_a_lead_adds_an_every_metric_criterion_with_exclusions_from_the_page(cli
         },
     )
     assert refused.status_code == 400
-    assert "Unknown metric &#x27;no-such-metric&#x27; in excluded_metrics." in refused.content.decode()
+    assert "Unknown metric &#x27;no-such-metric&#x27; in excluded metrics." in refused.content.decode()
 
 
 def _cutover_every(data) -> dict:
