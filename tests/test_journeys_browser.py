@@ -225,12 +225,13 @@ def test_3_engineer_requests_an_exception_and_two_leads_approve_it(
 
 
 def _rows(run: str, *, bad: bool) -> str:
-    """Three throughput rows of llm-finetune-8b for each system (the third candidate row `bad`)."""
+    """Three throughput rows of llm-finetune-8b per system, near the demo's own (the third candidate row
+    `bad`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["metric", "system", "workload", "value", "unit", "observed_at", "run_id"])
     at = (datetime.now(UTC) - timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    for system, values in (("legacy", ["1010", "1020", "990"]), ("rebuilt", ["1290", "1310", "1300"])):
+    for system, values in (("legacy", ["46100", "46600", "47000"]), ("rebuilt", ["60800", "61200", "61000"])):
         for i, value in enumerate(values):
             shown = "fast" if bad and system == "rebuilt" and i == 2 else value
             writer.writerow(
@@ -278,6 +279,8 @@ def test_4_metric_owner_uploads_observations_and_reads_the_comparison(
     shown = ".chart-narrow" if width == 390 else ".chart-wide"
     chart = page.locator(f"#comparison-chart {shown} svg")
     expect(chart).to_be_visible()
+    # The picker shows the metric the link named (it showed the first metric of the list).
+    expect(page.locator("select[name=metric]")).to_have_value("training-throughput")
     for legend in ("legacy (baseline)", "rebuilt (candidate)"):
         expect(chart).to_contain_text(legend)
     expect(page.locator(".effect-line")).to_contain_text("% better")
