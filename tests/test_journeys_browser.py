@@ -218,6 +218,13 @@ def test_3_engineer_requests_an_exception_and_two_leads_approve_it(
     page.wait_for_selector("h1 .badge.approved")
     expect(ci).to_have_text("allowed")
     w.look("6-approved")
+    # A long config name in "What changes" wraps inside its card (it ran past the card at 390 px).
+    overflowing = page.eval_on_selector_all(
+        "#exception-body dl.kv dd",
+        """dds => dds.filter(dd => dd.getBoundingClientRect().right
+            > dd.closest('.card').getBoundingClientRect().right - 1).map(dd => dd.textContent.trim())""",
+    )
+    assert overflowing == []
     exception.refresh_from_db()
     assert exception.status == "approved"
     assert sorted(exception.approvals.values_list("approver__username", flat=True)) == ["lead", "lead2"]
