@@ -57,6 +57,13 @@ class ComparisonForm(forms.Form):
             )
             for d in definitions
         ]
+        # The metric page links to the active version by its ref (key@N); the picker lists it by its
+        # key, so the link's metric is shown chosen rather than the first option (a trap for "Compare").
+        active_refs = {d.ref: d.key for d in definitions if d.status == "active"}
+        if self.is_bound and self.data.get("metric") in active_refs:
+            data = self.data.copy()  # type: ignore[attr-defined]  # a QueryDict, or a dict in tests
+            data["metric"] = active_refs[data["metric"]]
+            self.data = data
         systems = [(s.key, s.name) for s in System.objects.all()]
         cast(forms.ChoiceField, self.fields["baseline"]).choices = systems
         cast(forms.ChoiceField, self.fields["candidate"]).choices = systems
