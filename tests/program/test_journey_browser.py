@@ -75,9 +75,14 @@ def _pass_exit_gate(page, kind: str) -> None:
     page.wait_for_selector(
         "[data-testid=verdict] .badge.ready"
     )  # every required criterion passed on the program's data
+    # The evaluation's swap settles (htmx, the page's scripts) before the form is used: a click on a
+    # form being replaced is lost. The decision's own answer is then checked, so a refusal names itself.
+    page.wait_for_load_state("networkidle")
     page.check("input[name=decision][value=pass]")
     page.fill("textarea[name=note]", f"Passed on our own numbers ({kind}).")
-    page.click("button:has-text('Record decision')")
+    with page.expect_response(lambda response: response.url.endswith("/decide/")) as answer:
+        page.click("button:has-text('Record decision')")
+    assert answer.value.status == 200, answer.value.text()[:3000]
     page.wait_for_selector("[data-testid=verdict] .badge.passed")
 
 
