@@ -45,7 +45,7 @@ def say(line: str) -> None:
 
 
 def show_json(body: Any) -> None:
-    print(json.dumps(body, indent=2, sort_keys=False), flush=True)
+    print(json.dumps(body, indent=2), flush=True)
 
 
 # --- freeze check ------------------------------------------------------------------------------------
