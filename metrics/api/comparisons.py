@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from core.api.renderers import csv_lines
+from core.api.renderers import CSVRenderer, csv_lines
 from metrics import selectors
 from metrics.selectors.comparison import ComparisonInput
 
@@ -223,6 +225,10 @@ def comparison_csv_rows(answer: dict[str, Any]) -> list[dict[str, Any]]:
 class ComparisonExport(APIView):
     """GET /api/v1/comparisons/ as a CSV download: the same parameters, the same selector, the same
     numbers (in the definition's unit). The comparison page's "Download CSV" link is this view."""
+
+    # The answer is CSV whatever is asked; these let `Accept: text/csv` and `?format=csv` in (not a 406
+    # or 404), and write an error in the format asked for.
+    renderer_classes = [*cast("list[type[BaseRenderer]]", api_settings.DEFAULT_RENDERER_CLASSES), CSVRenderer]
 
     def get(self, request: Request) -> HttpResponse:
         result = selectors.comparison_from_query(request.query_params)

@@ -290,6 +290,9 @@ class ObservationExport(generics.ListAPIView[Observation]):
     serializer_class = ObservationOutput  # the schema of a row; rows are written by observation_rows
     filterset_class = ObservationFilter
     pagination_class = None
+    # The answer is CSV whatever is asked; these let `Accept: text/csv` and `?format=csv` in (not a 406
+    # or 404), and write an error in the format asked for, as the list does.
+    renderer_classes = ObservationList.renderer_classes
 
     # A download streamed as it is read, not a Response that DRF renders once the rows are all in memory.
     def list(self, request: Request, *args: Any, **kwargs: Any) -> StreamingHttpResponse:  # type: ignore[override]

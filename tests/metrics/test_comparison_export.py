@@ -164,3 +164,11 @@ def test_the_comparison_pages_download_link_is_the_export_of_what_it_shows(clien
         == ["60", "60"]
     )
     assert downloaded[0]["tags"] == '{"host":["a"]}'
+
+
+@pytest.mark.parametrize("asked", [{"HTTP_ACCEPT": "text/csv"}, {"format": "csv"}])
+def test_the_export_answers_csv_however_it_is_asked_for(as_user, viewer, stored, asked):
+    headers = {k: v for k, v in asked.items() if k.startswith("HTTP_")}
+    params = {**QUERY, **{k: v for k, v in asked.items() if not k.startswith("HTTP_")}}
+
+    assert len(rows_of(as_user(viewer).get(EXPORT, params, **headers))) == 2

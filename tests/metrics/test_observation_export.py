@@ -221,3 +221,11 @@ def test_any_signed_in_reader_with_a_read_token_exports_and_nobody_else(api, sto
     api.credentials(HTTP_AUTHORIZATION=f"Token {api_token(ingest_user, 'ingest')}")
     refused = api.get(EXPORT, {"metric": "latency"})
     assert refused.status_code == 403 and "`read` scope" in refused.json()["detail"]
+
+
+@pytest.mark.parametrize("asked", [{"HTTP_ACCEPT": "text/csv"}, {"format": "csv"}, {"HTTP_ACCEPT": "*/*"}])
+def test_the_export_answers_csv_however_it_is_asked_for(client, stored, asked):
+    headers = {k: v for k, v in asked.items() if k.startswith("HTTP_")}
+    params = {"metric": "latency", **{k: v for k, v in asked.items() if not k.startswith("HTTP_")}}
+
+    assert len(parsed(body_of(client.get(EXPORT, params, **headers)))) == 5
