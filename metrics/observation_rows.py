@@ -14,13 +14,17 @@ pint per row of the page: a multiplication by a cached factor, no query.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any, cast
 
+from django.db import transaction
 from django.db.models import QuerySet
 
 from core.api.plain_json import iso
 from metrics import reference_names
 from metrics.models import Observation
+from metrics.reference_names import Names
 from metrics.units import value_in_unit
 
 COLUMNS = (
@@ -43,14 +47,16 @@ def page_rows(queryset: QuerySet[Observation]) -> QuerySet[Observation, dict[str
     return cast("QuerySet[Observation, dict[str, Any]]", queryset.prefetch_related(None).values(*COLUMNS))
 
 
-def rows_as_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rows_as_json(rows: list[dict[str, Any]], names: Names | None = None) -> list[dict[str, Any]]:
     """The page as ObservationOutput writes it; the names from metrics.reference_names (cached, else
-    three queries whatever the page size)."""
-    names = reference_names.names_for(
+    three queries whatever the page size), or `names` where they cover every row (an export's chunk)."""
+    ids = (
         {row["definition_id"] for row in rows},
         {row["system_id"] for row in rows},
         {row["workload_id"] for row in rows},
     )
+    if names is None or not names.cover(*ids):
+        names = reference_names.names_for(*ids)
     refs, systems, workloads, units = names.definitions, names.systems, names.workloads, names.units
     answer = []
     for row in rows:
@@ -73,3 +79,21 @@ def rows_as_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return answer
+
+
+def rows_streamed(queryset: QuerySet[Observation], *, chunk_size: int) -> Iterator[list[dict[str, Any]]]:
+    """Every row of the list's queryset (filters and order kept), `chunk_size` at a time as
+    `rows_as_json` writes them, read through one server-side cursor: memory holds one chunk, and the
+    queries are the same for any number of rows (the names once, here; the cursor's DECLARE).
+
+    The cursor is read inside a transaction: outside one Django declares it WITH HOLD, which PostgreSQL
+    materializes in full at the commit that follows the DECLARE, before the first row is sent."""
+    names = reference_names.names_all()
+
+    def chunks() -> Iterator[list[dict[str, Any]]]:
+        with transaction.atomic(using=queryset.db):
+            rows = page_rows(queryset).iterator(chunk_size=chunk_size)
+            while chunk := list(islice(rows, chunk_size)):
+                yield rows_as_json(chunk, names)
+
+    return chunks()

@@ -78,6 +78,13 @@ def names_for(
     return load(definitions, systems, workloads)
 
 
+def names_all() -> Names:
+    """Every definition's, system's and workload's names: the cached ones, else three queries. An
+    export reads them once for all its rows (names_for covers any id that appears meanwhile)."""
+    generation = read_cache.generation(GENERATION_KEY)
+    return _cached(generation) if generation is not None else load()
+
+
 def references_changed(**kwargs: Any) -> None:
     read_cache.bump(GENERATION_KEY)
 

@@ -140,6 +140,8 @@ REPLICA_PIN_SECONDS = env.int("REPLICA_PIN_SECONDS", default=10)
 REPLICA_READ_VIEWS = [
     "comparison",
     "observation-list",
+    "observation-export",
+    "comparison-export",
     "metrics:registry",
     "metrics:compare",
     "metrics:detail",
@@ -470,6 +472,9 @@ ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=100_000)
 OBSERVATIONS_KEEP_MONTHS: int | None = env.int("OBSERVATIONS_KEEP_MONTHS", default=None)
 if OBSERVATIONS_KEEP_MONTHS is not None and OBSERVATIONS_KEEP_MONTHS < 1:
     raise ImproperlyConfigured(f"OBSERVATIONS_KEEP_MONTHS must be 1 or more, not {OBSERVATIONS_KEEP_MONTHS}")
+# GET /api/v1/observations/export/ answers at most this many rows (a 400 naming `since` beyond it): the
+# download streams, so memory does not bound it, but a spreadsheet or a re-import of more is no use.
+OBSERVATION_EXPORT_MAX_ROWS = env.int("OBSERVATION_EXPORT_MAX_ROWS", default=1_000_000)
 
 # /metrics (the tracker's own Prometheus metrics): with a token, scrapers send
 # `Authorization: Bearer <token>`; without one, only requests from this host (127.0.0.1/::1) are answered.

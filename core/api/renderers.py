@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import orjson
@@ -72,14 +72,26 @@ class CSVRenderer(BaseRenderer):
         else:
             rows = data["results"] if isinstance(data, Mapping) else data or []
             columns = list(getattr(context.get("view"), "csv_columns", None) or (rows[0] if rows else []))
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180 line ends
-        writer.writerow(columns)
-        writer.writerows([_cell(row.get(column)) for column in columns] for row in rows)
-        return buffer.getvalue().encode(self.charset)
+        return b"".join(csv_lines(columns, [rows]))
 
 
-def _cell(value: Any) -> str:
+def csv_lines(columns: Sequence[str], chunks: Iterable[Iterable[Mapping[str, Any]]]) -> Iterator[bytes]:
+    """The header row, then each chunk of rows as one piece of UTF-8 CSV, its cells as `csv_cell`
+    writes them: what the list's CSV pages and the streamed exports (which yield a piece per chunk
+    read from the database, so memory holds one chunk) both write."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180 line ends
+    writer.writerow(columns)
+    for rows in chunks:
+        writer.writerows([csv_cell(row.get(column)) for column in columns] for row in rows)
+        yield buffer.getvalue().encode(CSVRenderer.charset)
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.tell():  # no chunk at all: the header alone
+        yield buffer.getvalue().encode(CSVRenderer.charset)
+
+
+def csv_cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

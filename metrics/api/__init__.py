@@ -3,7 +3,7 @@
 One module per resource; this package re-exports what metrics.api.urls and the other API modules import.
 """
 
-from metrics.api.comparisons import ComparisonView
+from metrics.api.comparisons import ComparisonExport, ComparisonView
 from metrics.api.definitions import (
     DefinitionActivate,
     DefinitionDeprecate,
@@ -15,6 +15,7 @@ from metrics.api.definitions import (
 from metrics.api.observations import (
     NewestFirst,
     ObservationBatch,
+    ObservationExport,
     ObservationFilter,
     ObservationList,
     ObservationOutput,
@@ -24,6 +25,7 @@ from metrics.api.write_rules import WRITE_RULES
 
 __all__ = [
     "WRITE_RULES",
+    "ComparisonExport",
     "ComparisonView",
     "DefinitionActivate",
     "DefinitionDeprecate",
@@ -33,6 +35,7 @@ __all__ = [
     "DefinitionVersions",
     "NewestFirst",
     "ObservationBatch",
+    "ObservationExport",
     "ObservationFilter",
     "ObservationList",
     "ObservationOutput",

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.http import HttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from core.api.renderers import CSVRenderer, csv_lines
 from metrics import selectors
 from metrics.selectors.comparison import ComparisonInput
 
@@ -130,3 +136,123 @@ class ComparisonView(APIView):
         return Response(
             ComparisonOutput(selectors.comparison_from_query(request.query_params).as_dict()).data
         )
+
+
+# The answer's columns, repeated on each of its rows; then the side's own. One tidy table: a row per
+# side of the pooled comparison (`group` empty) and of each group, so a spreadsheet or a data frame
+# reads it without reshaping.
+ANSWER_COLUMNS = [
+    "metric",
+    "unit",
+    "statistic",
+    "direction",
+    "workload",
+    "since",
+    "until",
+    "tags",
+    "group_by",
+    "group",
+    "verdict",
+    "significant",
+    "relative_performance",
+    "relative_performance_ci_low",
+    "relative_performance_ci_high",
+    "change_pct",
+    "improvement_pct",
+    "method",
+    "p_value",
+    "effect_size",
+    "alpha",
+    "min_samples",
+    "approximate",
+    "accuracy",
+    "sampling_mixed",
+    "reason",
+    "warnings",
+]
+SIDE_COLUMNS = [
+    "side",
+    "system",
+    "n",
+    "value",
+    "ci_low",
+    "ci_high",
+    "mean",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "min",
+    "max",
+    "bounds",
+]
+COMPARISON_CSV_COLUMNS = [*ANSWER_COLUMNS, *SIDE_COLUMNS]
+
+
+def comparison_csv_rows(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer as ComparisonOutput writes it, as rows: its baseline and candidate, then each group's."""
+    group_by = answer.get("group_by")
+    parts = [(None, answer)] + [(group["value"], group["comparison"]) for group in answer.get("groups", [])]
+    rows = []
+    for group, comparison in parts:
+        shared = {column: comparison.get(column) for column in ANSWER_COLUMNS}
+        interval = comparison["relative_performance_ci"] or (None, None)
+        shared.update(
+            group_by=group_by,
+            group=group,
+            relative_performance_ci_low=interval[0],
+            relative_performance_ci_high=interval[1],
+            warnings="; ".join(comparison["warnings"]),
+        )
+        for role in ("baseline", "candidate"):
+            side = comparison[role]
+            ci = side["ci"] or (None, None)
+            rows.append({**shared, **side, "side": role, "ci_low": ci[0], "ci_high": ci[1]})
+    return rows
+
+
+@extend_schema(
+    tags=["metrics"],
+    parameters=[ComparisonInput, TAG_PARAMETER],
+    responses={
+        (200, "text/csv"): OpenApiResponse(
+            OpenApiTypes.STR,
+            description="A header row, then one row per side (baseline, candidate) of the comparison "
+            "and of each group; each row repeats the answer's columns.",
+        )
+    },
+)
+class ComparisonExport(APIView):
+    """GET /api/v1/comparisons/ as a CSV download: the same parameters, the same selector, the same
+    numbers (in the definition's unit). The comparison page's "Download CSV" link is this view."""
+
+    # The answer is CSV whatever is asked; these let `Accept: text/csv` and `?format=csv` in (not a 406
+    # or 404), and write an error in the format asked for.
+    renderer_classes = [*cast("list[type[BaseRenderer]]", api_settings.DEFAULT_RENDERER_CLASSES), CSVRenderer]
+
+    def get(self, request: Request) -> HttpResponse:
+        result = selectors.comparison_from_query(request.query_params)
+        answer = ComparisonOutput(result.as_dict()).data
+        response = HttpResponse(
+            b"".join(csv_lines(COMPARISON_CSV_COLUMNS, [comparison_csv_rows(answer)])),
+            content_type="text/csv; charset=utf-8",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{_export_name(result)}"'
+        return response
+
+
+def _export_name(result: selectors.Comparison) -> str:
+    """comparison_<metric>_<baseline>-vs-<candidate>_<since or start>_<until or the day of the export>.csv"""
+    since, until = result.since, result.until
+    return (
+        "_".join(
+            [
+                "comparison",
+                result.metric,
+                f"{result.baseline.system}-vs-{result.candidate.system}",
+                f"{since:%Y-%m-%d}" if since else "start",
+                f"{until or timezone.now():%Y-%m-%d}",
+            ]
+        )
+        + ".csv"
+    )

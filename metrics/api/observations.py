@@ -10,10 +10,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Func, QuerySet, Value
 from django.db.models.lookups import GreaterThanOrEqual, LessThan
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django_filters.rest_framework import DjangoFilterBackend
+from django_filters.utils import translate_validation
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
@@ -27,7 +30,7 @@ from core.api.errors import PayloadTooLarge
 from core.api.filters import UtcDateTimeFilter
 from core.api.parsers import RawBodyParser
 from core.api.permissions import RoleRequired
-from core.api.renderers import CSVRenderer
+from core.api.renderers import CSVRenderer, csv_lines
 from core.errors import ApplicationError
 from core.idempotency import IDEMPOTENCY_KEY, REPLAY_HEADER, idempotency_key
 from core.roles import acting_user
@@ -107,6 +110,9 @@ class ObservationFilter(django_filters.FilterSet):  # type: ignore[misc]  # djan
         model = Observation
         fields = ["run_id", "batch", "source"]
 
+    # The window's start as read, the default span included (an export's file name says it).
+    window_start: datetime | None = None
+
     def filter_metric(self, queryset: QuerySet[Observation], name: str, value: str) -> QuerySet[Observation]:
         return queryset.filter(definition=selectors.definition_resolve(value, field=name))
 
@@ -123,6 +129,7 @@ class ObservationFilter(django_filters.FilterSet):  # type: ignore[misc]  # djan
     def filter_queryset(self, queryset: QuerySet[Observation]) -> QuerySet[Observation]:
         queryset = super().filter_queryset(queryset)
         window = self.form.cleaned_data
+        self.window_start = window.get("since")
         if window.get("metric"):
             return queryset
         since = window.get("since")
@@ -136,6 +143,7 @@ class ObservationFilter(django_filters.FilterSet):  # type: ignore[misc]  # djan
             queryset = queryset.filter(GreaterThanOrEqual(UTC_TIME, since))
         if window.get("until") is not None:
             queryset = queryset.filter(LessThan(UTC_TIME, window["until"]))
+        self.window_start = since
         return queryset
 
 
@@ -252,3 +260,76 @@ class ObservationBatch(APIView):
         )
         headers = {REPLAY_HEADER: "true"} if result.replayed else None
         return Response(result.as_dict(), status=status.HTTP_201_CREATED, headers=headers)
+
+
+# An export answers at most this many rows (settings.OBSERVATION_EXPORT_MAX_ROWS); beyond it, a 400.
+MSG_EXPORT_TOO_LARGE = (
+    "This export holds more than {limit:,} observations; narrow it with since and until (or metric, "
+    "system, workload, run_id)."
+)
+EXPORT_CHUNK = 2000  # rows per fetch from the server-side cursor and per piece of the answer
+
+
+@extend_schema(
+    tags=["metrics"],
+    responses={
+        (200, "text/csv"): OpenApiResponse(
+            OpenApiTypes.STR, description="A header row, then every observation the filters select."
+        )
+    },
+)
+class ObservationExport(generics.ListAPIView[Observation]):
+    """Every observation the list's filters select, newest first, as one CSV download (streamed): the
+    list's columns — `value` in `unit`, the definition's; times ISO 8601 in UTC; tags as JSON — which
+    `POST /api/v1/observations/batch/` (text/csv) and `import_observations` read back. Without `metric`,
+    `since`, `until`, `run_id` or `batch`, only the last 7 days, as the list. More rows than the export
+    limit (1,000,000 by default) is a 400 naming `since`."""
+
+    # A ListAPIView so that the schema lists the filters, from the same ObservationFilter as the list.
+    queryset = selectors.observations_list()
+    serializer_class = ObservationOutput  # the schema of a row; rows are written by observation_rows
+    filterset_class = ObservationFilter
+    pagination_class = None
+    # The answer is CSV whatever is asked; these let `Accept: text/csv` and `?format=csv` in (not a 406
+    # or 404), and write an error in the format asked for, as the list does.
+    renderer_classes = ObservationList.renderer_classes
+
+    # A download streamed as it is read, not a Response that DRF renders once the rows are all in memory.
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> StreamingHttpResponse:  # type: ignore[override]
+        backend = DjangoFilterBackend()
+        filterset = backend.get_filterset(request, self.get_queryset(), self)
+        if not filterset.is_valid():
+            raise translate_validation(filterset.errors)
+        queryset = filterset.qs
+        if not request.query_params.get("metric"):
+            queryset = queryset.annotate(utc_time=UTC_TIME).order_by(*ACROSS_METRICS)  # as NewestFirst
+        # The rows are read after this view returns, where the replica switch is off: keep its choice.
+        queryset = queryset.using(queryset.db)
+        limit = settings.OBSERVATION_EXPORT_MAX_ROWS
+        if queryset.order_by()[: limit + 1].count() > limit:
+            raise ApplicationError(MSG_EXPORT_TOO_LARGE.format(limit=limit), status=400, field="since")
+        response = StreamingHttpResponse(
+            csv_lines(self.csv_columns, observation_rows.rows_streamed(queryset, chunk_size=EXPORT_CHUNK)),
+            content_type="text/csv; charset=utf-8",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{_export_name(filterset)}"'
+        return response
+
+    csv_columns = ObservationOutput.Meta.fields
+
+
+def _export_name(filterset: ObservationFilter) -> str:
+    """observations_<metric or all>_<since or start>_<until or the day of the export>.csv"""
+    window = filterset.form.cleaned_data
+    since, until = filterset.window_start, window.get("until")
+    return (
+        "_".join(
+            [
+                "observations",
+                window.get("metric") or "all",
+                f"{since:%Y-%m-%d}" if since else "start",
+                f"{until or timezone.now():%Y-%m-%d}",
+            ]
+        ).replace("/", "-")
+        + ".csv"
+    )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -86,6 +87,7 @@ def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
             "can_manage": has_role(request.user, METRIC_OWNERS),
             "can_ingest": may_ingest(request.user),
             "compare_metric": definition.key if definition.status == "active" else definition.ref,
+            "export_limit": f"{settings.OBSERVATION_EXPORT_MAX_ROWS:,}",
         },
     )
 
@@ -143,6 +145,8 @@ def comparison_page(request: HtmxHttpRequest) -> HttpResponse:
             groups=group_cards(result) if result.group_by else [],
             tags_text=tag_filters_text(result.tags),
             previous=previous_version_offer(query, result, request.GET, request.path),
+            # The API's parameters (the tag box as `tags.<key>`): the download link and the API line.
+            api_query=page_params(request.GET).urlencode(),
         )
     template = "metrics/_comparison_result.html" if request.htmx else "metrics/comparison.html"
     return render(request, template, context)

@@ -103,6 +103,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str] | Each] = {
     ("GET", "/api/v1/auth/me/"): EVERYONE,
     ("DELETE", "/api/v1/auth/me/"): EVERYONE,
     ("GET", "/api/v1/comparisons/"): EVERYONE,
+    ("GET", "/api/v1/comparisons/export/"): EVERYONE,
     ("GET", "/api/v1/components/"): EVERYONE,
     ("POST", "/api/v1/components/"): CREATORS,
     ("PATCH", "/api/v1/criteria/{id}/"): each(LEADS),
@@ -163,6 +164,7 @@ EXPECTED: dict[tuple[str, str], frozenset[str] | Each] = {
     # The fixture notification reached every signed-in role, so each marks it in their own inbox.
     ("POST", "/api/v1/notifications/{id}/read/"): EVERYONE,
     ("GET", "/api/v1/observations/"): EVERYONE,
+    ("GET", "/api/v1/observations/export/"): EVERYONE,
     ("POST", "/api/v1/observations/batch/"): frozenset({"ingest_user"}),
     ("POST", "/otlp/v1/metrics"): frozenset({"ingest_user"}),
     ("POST", "/api/v1/phases/{id}/replan/"): each(LEADS),
