@@ -90,6 +90,7 @@ def test_a_platform_admin_creates_one_for_every_program(programs, admin_user):
         ({"url": "not a url"}, "url"),
         ({"program_key": "gamma"}, "program_key"),
         ({"events": ["gates", "gate.redy"]}, "events.1"),
+        ({"format": "discord"}, "format"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(programs, admin_user, values, field):
@@ -162,6 +163,20 @@ def test_a_lead_may_not_touch_an_endpoint_for_every_program(programs, lead, admi
     assert WebhookEndpoint.objects.get(pk=every.pk).is_active
 
 
+def test_the_format_is_chosen_at_creation_and_changed_with_an_audit_row(alpha_hook, lead):
+    assert alpha_hook.format == "standard"  # as every endpoint was before formats existed
+    assert webhooks.webhook_endpoint_update(actor=lead, endpoint=alpha_hook, changes={"format": "slack"}) == [
+        "format"
+    ]
+    alpha_hook.refresh_from_db()
+    assert alpha_hook.format == "slack"
+    assert transitions_for(alpha_hook).last().data["changed"] == {"format": ["standard", "slack"]}
+    teams = webhooks.webhook_endpoint_create(
+        actor=lead, name="t", url="https://x.example.com/", program_key="alpha", format="teams"
+    ).endpoint
+    assert teams.format == "teams" and transitions_for(teams).get().data["format"] == "teams"
+
+
 # --- which notices reach which endpoint ----------------------------------------------------------------
 
 
@@ -216,3 +231,24 @@ def test_the_admin_deactivates_through_the_service(client, alpha_hook):
     alpha_hook.refresh_from_db()
     assert not alpha_hook.is_active
     assert transitions_for(alpha_hook).last().actor == staff
+
+
+def test_the_admin_switches_the_format_through_the_service(client, alpha_hook):
+    staff = make_user("staff", PLATFORM_ADMINS)
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    response = client.post(
+        "/admin/core/webhookendpoint/",
+        {"action": "send_teams", "_selected_action": [alpha_hook.pk]},
+        follow=True,
+    )
+    assert "Set 1 endpoint(s) to Microsoft Teams workflow." in response.content.decode()
+    alpha_hook.refresh_from_db()
+    assert alpha_hook.format == "teams"
+    audit = transitions_for(alpha_hook).last()
+    assert (audit.action, audit.actor, audit.data["changed"]) == (
+        "updated",
+        staff,
+        {"format": ["standard", "teams"]},
+    )
