@@ -5,6 +5,7 @@ vendors' documented rules, and passes Slack's own types and Microsoft's Adaptive
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.db import transaction
@@ -84,6 +85,19 @@ def test_a_teams_endpoint_gets_an_adaptive_card_the_parser_accepts(db, chat):
     ]
     assert "webhook-signature" not in {k.lower() for k in arrival.headers}
     assert vendor_problems(teams=[arrival.body]) == {"slack": [], "teams": [[]]}
+
+
+def test_the_readmes_slack_example_is_what_is_sent():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = readme.split("What Slack receives for a gate decision")[1].split("```json\n")[1].split("```")[0]
+    notice = Notice(
+        event="gate.decided",
+        subject="Gate 'cutover exit' passed",
+        body="Decided by lead.",
+        link="https://tracker.example.com/programs/gates/7/",
+        program_key="alpha",
+    )
+    assert json.loads(example) == slack_body(notice)
 
 
 def test_a_long_body_is_cut_to_slacks_3000_characters_without_halving_an_entity(db):
