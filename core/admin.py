@@ -86,11 +86,12 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
     browsed (without the secret), switched between formats, deactivated, reactivated or deleted through
     the same services."""
 
-    list_display = ("name", "url", "program_key", "events", "format", "is_active")
+    list_display = ("name", "url_listed", "program_key", "events", "format", "is_active")
     list_filter = ("is_active", "format", "program_key")
     search_fields = ("name", "url", "program_key")
-    exclude = ("secret",)
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # receivers are https
+    # Without the secret, and a Slack or Teams URL without its path (which is that endpoint's secret).
+    fields = ("name", "url_listed", "program_key", "events", "format", "is_active")
+    readonly_fields = ("url_listed",)
     actions = [
         "deactivate",
         "reactivate",
@@ -99,6 +100,10 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
         "send_teams",
         "delete_through_service",
     ]
+
+    @admin.display(description="URL")
+    def url_listed(self, endpoint: WebhookEndpoint) -> str:
+        return endpoint.url_listed
 
     def _act(
         self,

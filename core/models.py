@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
@@ -65,6 +66,15 @@ class WebhookEndpoint(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def url_listed(self) -> str:
+        """The URL as lists show it: a Slack or Teams URL's path and query are its secret, so only its
+        host is listed (the edit form, for those who manage it, has it whole)."""
+        if self.format == Format.STANDARD:
+            return self.url
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}/…"
 
     def wants(self, event: str, program_key: str = "") -> bool:
         """An endpoint scoped to a program hears only notices about that program."""

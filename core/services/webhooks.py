@@ -203,9 +203,10 @@ def _locked(actor: User, endpoint: WebhookEndpoint) -> WebhookEndpoint:
 
 
 def _described(endpoint: WebhookEndpoint) -> dict[str, object]:
+    """What the audit row keeps: a Slack or Teams URL by its host only, since its path is its secret."""
     return {
         "name": endpoint.name,
-        "url": endpoint.url,
+        "url": endpoint.url_listed,
         "program_key": endpoint.program_key,
         "events": list(endpoint.events),
         "format": endpoint.format,

@@ -68,7 +68,10 @@ def test_the_format_is_a_select_explained_beside_it_and_the_created_card_says_wh
     assert endpoint.format == "teams"
     html = response.content.decode()
     assert "Microsoft Teams workflow: nothing to copy, its URL is its secret." in html
-    assert "Microsoft Teams workflow · Program alpha" in client.get("/account/webhooks/").content.decode()
+    listed = client.get("/account/webhooks/").content.decode()
+    assert "Microsoft Teams workflow · Program alpha" in listed
+    # A chat tool's URL path is its secret: listed by its host only.
+    assert "https://chat.example.com/…" in listed and "chat.example.com/hook" not in listed
     edit = client.get(f"/account/webhooks/{endpoint.pk}/edit/").content.decode()
     assert '<option value="teams" selected>' in edit
     response = client.post(f"/account/webhooks/{endpoint.pk}/edit/", create_form(format="slack"), follow=True)

@@ -177,6 +177,29 @@ def test_the_format_is_chosen_at_creation_and_changed_with_an_audit_row(alpha_ho
     assert teams.format == "teams" and transitions_for(teams).get().data["format"] == "teams"
 
 
+def test_the_audit_trail_keeps_a_chat_urls_host_not_its_secret_path(programs, lead):
+    slack = webhooks.webhook_endpoint_create(
+        actor=lead,
+        name="s",
+        url="https://hooks.slack.com/services/T0/B0/s3cr3t",
+        program_key="alpha",
+        format="slack",
+    ).endpoint
+    webhooks.webhook_endpoint_update(
+        actor=lead, endpoint=slack, changes={"url": "https://hooks.slack.com/services/T0/B0/n3w"}
+    )
+    assert [t.data for t in transitions_for(slack)] == [
+        {
+            "name": "s",
+            "url": "https://hooks.slack.com/…",
+            "program_key": "alpha",
+            "events": [],
+            "format": "slack",
+        },
+        {"changed": {"url": ["https://hooks.slack.com/…", "https://hooks.slack.com/…"]}},
+    ]
+
+
 # --- which notices reach which endpoint ----------------------------------------------------------------
 
 
@@ -234,6 +257,7 @@ def test_the_admin_deactivates_through_the_service(client, alpha_hook):
 
 
 def test_the_admin_switches_the_format_through_the_service(client, alpha_hook):
+    WebhookEndpoint.objects.filter(pk=alpha_hook.pk).update(url="https://hooks.example.com/T0/B0/s3cr3t")
     staff = make_user("staff", PLATFORM_ADMINS)
     staff.is_staff = staff.is_superuser = True
     staff.save()
@@ -244,6 +268,10 @@ def test_the_admin_switches_the_format_through_the_service(client, alpha_hook):
         follow=True,
     )
     assert "Set 1 endpoint(s) to Microsoft Teams workflow." in response.content.decode()
+    # Its URL's path is now its secret: neither the list nor its page shows it.
+    for page in ("", f"{alpha_hook.pk}/change/"):
+        html = client.get(f"/admin/core/webhookendpoint/{page}").content.decode()
+        assert "https://hooks.example.com/…" in html and "s3cr3t" not in html
     alpha_hook.refresh_from_db()
     assert alpha_hook.format == "teams"
     audit = transitions_for(alpha_hook).last()
