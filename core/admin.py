@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import cast
 
 from axes import admin as axes_admin
@@ -23,6 +24,7 @@ from core.models import (
 from core.roles import acting_user
 from core.services import webhooks
 from core.services.api_tokens import api_token_revoke
+from core.webhook_bodies import Format
 
 
 @admin.register(Transition)
@@ -81,14 +83,27 @@ class HeartbeatAdmin(ReadOnlyAdmin):
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(ReadOnlyAdmin):
     """Created and edited on /account/webhooks/ or through the API, where the secret is shown once; here
-    browsed (without the secret), and deactivated, reactivated or deleted through the same services."""
+    browsed (without the secret), switched between formats, deactivated, reactivated or deleted through
+    the same services."""
 
-    list_display = ("name", "url", "program_key", "events", "is_active")
-    list_filter = ("is_active", "program_key")
+    list_display = ("name", "url_listed", "program_key", "events", "format", "is_active")
+    list_filter = ("is_active", "format", "program_key")
     search_fields = ("name", "url", "program_key")
-    exclude = ("secret",)
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # receivers are https
-    actions = ["deactivate", "reactivate", "delete_through_service"]
+    # Without the secret, and a Slack or Teams URL without its path (which is that endpoint's secret).
+    fields = ("name", "url_listed", "program_key", "events", "format", "is_active")
+    readonly_fields = ("url_listed",)
+    actions = [
+        "deactivate",
+        "reactivate",
+        "send_standard",
+        "send_slack",
+        "send_teams",
+        "delete_through_service",
+    ]
+
+    @admin.display(description="URL")
+    def url_listed(self, endpoint: WebhookEndpoint) -> str:
+        return endpoint.url_listed
 
     def _act(
         self,
@@ -113,6 +128,26 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
     @admin.action(description="Reactivate the selected endpoints")
     def reactivate(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]) -> None:
         self._act(request, queryset, webhooks.webhook_endpoint_reactivate, "Reactivated {count} endpoint(s).")
+
+    def _send_as(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint], fmt: Format) -> None:
+        self._act(
+            request,
+            queryset,
+            partial(webhooks.webhook_endpoint_update, changes={"format": fmt}),
+            f"Set {{count}} endpoint(s) to {fmt.label}.",
+        )
+
+    @admin.action(description="Send the selected endpoints Standard Webhooks (signed JSON)")
+    def send_standard(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]) -> None:
+        self._send_as(request, queryset, Format.STANDARD)
+
+    @admin.action(description="Send the selected endpoints Slack messages")
+    def send_slack(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]) -> None:
+        self._send_as(request, queryset, Format.SLACK)
+
+    @admin.action(description="Send the selected endpoints Teams Adaptive Cards")
+    def send_teams(self, request: HttpRequest, queryset: models.QuerySet[WebhookEndpoint]) -> None:
+        self._send_as(request, queryset, Format.TEAMS)
 
     @admin.action(description="Delete the selected endpoints (and their deliveries)")
     def delete_through_service(

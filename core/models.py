@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
@@ -10,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.notification_kinds import Kind, kind_of
+from core.webhook_bodies import Format
 
 
 class Transition(models.Model):
@@ -58,9 +60,21 @@ class WebhookEndpoint(models.Model):
         help_text="Kinds (gates, exceptions…) or event names to send; empty means all.",
     )
     is_active = models.BooleanField(default=True)
+    # The body's shape (core.webhook_bodies): Slack and Teams reject the standard one. Their URL is
+    # their secret, so they get no signature headers; the secret above is kept for a switch back.
+    format = models.CharField(max_length=20, choices=Format.choices, default=Format.STANDARD)
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def url_listed(self) -> str:
+        """The URL as lists show it: a Slack or Teams URL's path and query are its secret, so only its
+        host is listed (the edit form, for those who manage it, has it whole)."""
+        if self.format == Format.STANDARD:
+            return self.url
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}/…"
 
     def wants(self, event: str, program_key: str = "") -> bool:
         """An endpoint scoped to a program hears only notices about that program."""

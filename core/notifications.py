@@ -7,6 +7,7 @@ belongs to a killed worker and is taken over.
 
 Email goes through Django's email backend; webhooks are signed per Standard Webhooks, with the
 delivery id as `webhook-id`, so a receiver can drop the rare duplicate a retry after a timeout sends.
+An endpoint in Slack or Teams format gets that chat tool's message instead (core.webhook_bodies), unsigned.
 
 Each user chooses per kind of notice (core.notification_kinds) between in-app only, email and a daily
 digest (core.models.NotificationPreference); the in-app receipt is written whatever they chose. The
@@ -42,6 +43,7 @@ from core.models import (
 )
 from core.notification_kinds import kind_of
 from core.outbox import outbox_add
+from core.webhook_bodies import Format, Notice, body_for
 
 DIGEST_EVENT = "digest.daily"
 
@@ -255,24 +257,30 @@ def _send_webhook(delivery: Delivery) -> None:
     endpoint = delivery.endpoint
     if endpoint is None:  # deleting an endpoint deletes its deliveries: only a hand-made row lacks one
         raise DeliveryFailed("a webhook delivery without an endpoint")
-    body = orjson.dumps(
-        {
-            "type": notification.event,
-            "subject": notification.subject,
-            "link": absolute_link(notification.link),
-            "data": notification.payload,
+    notice = Notice(
+        event=notification.event,
+        subject=notification.subject,
+        body=notification.body,
+        link=absolute_link(notification.link),
+        program_key=notification.program_key,
+        data=notification.payload,
+    )
+    body = orjson.dumps(body_for(endpoint.format, notice)).decode()
+    headers = {"content-type": "application/json"}
+    if endpoint.format == Format.STANDARD:
+        sent_at = timezone.now()
+        msg_id = f"msg_{delivery.id.hex}"
+        headers |= {
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(int(sent_at.timestamp())),
+            "webhook-signature": Webhook(endpoint.secret).sign(msg_id, sent_at, body),
         }
-    ).decode()
-    sent_at = timezone.now()
-    msg_id = f"msg_{delivery.id.hex}"
-    headers = {
-        "content-type": "application/json",
-        "webhook-id": msg_id,
-        "webhook-timestamp": str(int(sent_at.timestamp())),
-        "webhook-signature": Webhook(endpoint.secret).sign(msg_id, sent_at, body),
-    }
+    # Slack and Teams get no signature: they check none (their URL is the credential), and a header
+    # that looks like a guarantee nobody verifies is worse than none.
     response = httpx.post(
         endpoint.url, content=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
     )
     if response.status_code >= 300:
-        raise DeliveryFailed(f"{endpoint.url} answered {response.status_code}")
+        # Slack's and Teams' paths are their secret: the error, shown in the admin, names the host only.
+        where = endpoint.url if endpoint.format == Format.STANDARD else httpx.URL(endpoint.url).host
+        raise DeliveryFailed(f"{where} answered {response.status_code}")

@@ -2,7 +2,7 @@
 
 A caller sees and acts on the endpoints whose scope core.policies.may_manage_webhooks lets them manage:
 writes by anyone else are refused (403) before the body is read; an endpoint's path that names nothing
-is a 404. The signing secret is in the creation's answer only."""
+is a 404. The signing secret is in the creation's answer only (and unused by the slack and teams formats)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from core.policies import (
 from core.programs import program_choices
 from core.roles import acting_user
 from core.services import webhooks
+from core.webhook_bodies import Format
 
 # The scope (a program, or every program) decides, per endpoint: the views check it before the body.
 WRITE_RULES = {"webhook_manage": WriteRule("manage webhook endpoints")}
@@ -44,7 +45,7 @@ class WebhookOutput(serializers.ModelSerializer[WebhookEndpoint]):
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["id", "name", "url", "program_key", "events", "is_active"]
+        fields = ["id", "name", "url", "program_key", "events", "format", "is_active"]
 
 
 class WebhookCreatedOutput(WebhookOutput):
@@ -66,6 +67,12 @@ class WebhookInput(serializers.Serializer[dict[str, Any]]):
         required=False,
         max_length=50,
         help_text="Kinds (gates, exceptions, overrides, incidents, feeds, other) or event names; empty: all.",
+    )
+    format = serializers.ChoiceField(
+        choices=Format.choices,
+        required=False,
+        help_text="What it is sent: standard (signed Standard Webhooks JSON, the default), slack (a Slack "
+        "incoming-webhook message) or teams (an Adaptive Card for a Teams workflow); the last two unsigned.",
     )
 
 

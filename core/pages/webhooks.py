@@ -84,6 +84,7 @@ def webhook_edit(request: HttpRequest, pk: int) -> HttpResponse:
         "url": endpoint.url,
         "program_key": endpoint.program_key,
         "events": endpoint.events,
+        "format": endpoint.format,
     }
     form = WebhookForm(request.POST or None, initial=initial, programs=programs)
     status = 200

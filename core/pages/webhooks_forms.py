@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 
 from core.notification_kinds import EVENTS, Kind
+from core.webhook_bodies import EXPLAINED, Format
 
 EVERY_PROGRAM = "Every program (and notices about none)"
 
@@ -21,6 +22,13 @@ class WebhookForm(forms.Form):
     when they may manage the endpoints that hear every program."""
 
     name = forms.CharField(max_length=100)
+    # Before the URL: which URL to paste depends on it. Its choices are explained beside it (EXPLAINED).
+    format = forms.ChoiceField(
+        label="Send as",
+        choices=Format.choices,
+        initial=Format.STANDARD,
+        widget=forms.Select(attrs={"aria-describedby": "formats-explained"}),
+    )
     url = forms.CharField(label="URL", max_length=200, help_text="https://… the receiver's address")
     program_key = forms.ChoiceField(label="Program", required=False)
     events = forms.MultipleChoiceField(
@@ -37,3 +45,8 @@ class WebhookForm(forms.Form):
         events = self.fields["events"]
         assert isinstance(events, forms.MultipleChoiceField)
         events.choices = event_choices()
+
+    @staticmethod
+    def format_explained() -> list[tuple[str, str]]:
+        """(label, what it sends and which URL to paste) per format, for the list beside the select."""
+        return [(Format(value).label, EXPLAINED[Format(value)]) for value in Format.values]

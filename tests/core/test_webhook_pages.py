@@ -25,7 +25,14 @@ def platform_admin(db):
 
 
 def create_form(**changes) -> dict:
-    return {"name": "Alpha chat", "url": "https://chat.example.com/hook", "program_key": "alpha", **changes}
+    """What the page's form posts (a browser always sends the format select's value)."""
+    return {
+        "name": "Alpha chat",
+        "url": "https://chat.example.com/hook",
+        "program_key": "alpha",
+        "format": "standard",
+        **changes,
+    }
 
 
 def test_a_lead_adds_an_endpoint_for_their_program_and_sees_the_secret_once(client, program, lead):
@@ -43,6 +50,36 @@ def test_a_lead_adds_an_endpoint_for_their_program_and_sees_the_secret_once(clie
     # Listed from now on, never with its secret.
     again = client.get("/account/webhooks/").content.decode()
     assert "Alpha chat" in again and endpoint.secret not in again
+
+
+def test_the_format_is_a_select_explained_beside_it_and_the_created_card_says_what_to_copy(
+    client, program, lead
+):
+    client.force_login(lead)
+    page = client.get("/account/webhooks/").content.decode()
+    assert '<select name="format" aria-describedby="formats-explained"' in page
+    assert '<option value="slack">Slack incoming webhook</option>' in page
+    assert "(https://hooks.slack.com/services/…); no signature, the URL is the secret." in page
+    assert "“When a Teams webhook request is received”" in page
+
+    response = client.post("/account/webhooks/", create_form(format="teams"))
+    assert response.status_code == 200
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.format == "teams"
+    html = response.content.decode()
+    assert "Microsoft Teams workflow: nothing to copy, its URL is its secret." in html
+    listed = client.get("/account/webhooks/").content.decode()
+    assert "Microsoft Teams workflow · Program alpha" in listed
+    # A chat tool's URL path is its secret: listed by its host only.
+    assert "https://chat.example.com/…" in listed and "chat.example.com/hook" not in listed
+    edit = client.get(f"/account/webhooks/{endpoint.pk}/edit/").content.decode()
+    assert '<option value="teams" selected>' in edit
+    response = client.post(f"/account/webhooks/{endpoint.pk}/edit/", create_form(format="slack"), follow=True)
+    assert "Saved “Alpha chat”: format changed." in response.content.decode()
+    response = client.post(f"/account/webhooks/{endpoint.pk}/edit/", create_form(format="irc"))
+    assert response.status_code == 400 and 'id="error-format"' in response.content.decode()
+    endpoint.refresh_from_db()
+    assert endpoint.format == "slack"
 
 
 def test_a_lead_forcing_every_program_gets_the_403_page(client, program, lead):
@@ -153,6 +190,18 @@ def test_the_api_creates_with_the_secret_in_that_answer_only(as_user, program, l
     assert api.delete(f"/api/v1/webhooks/{body['id']}/").status_code == 204
 
 
+def test_the_api_takes_and_shows_the_format(as_user, program, lead):
+    api = as_user(lead)
+    created = api.post("/api/v1/webhooks/", create_form(format="slack"), format="json").json()
+    assert created["format"] == "slack"
+    patched = api.patch(f"/api/v1/webhooks/{created['id']}/", {"format": "teams"}, format="json")
+    assert patched.status_code == 200 and patched.json()["format"] == "teams"
+    assert api.get("/api/v1/webhooks/").json()[0]["format"] == "teams"
+    refused = api.patch(f"/api/v1/webhooks/{created['id']}/", {"format": "irc"}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "format"
+    assert WebhookEndpoint.objects.get().format == "teams"
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
@@ -160,6 +209,7 @@ def test_the_api_creates_with_the_secret_in_that_answer_only(as_user, program, l
         ({"events": ["gates", "gate.redy"]}, "events.1"),
         ({"url": "x"}, "url"),
         ({"name": ""}, "name"),
+        ({"format": "discord"}, "format"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(as_user, program, lead, changes, field):

@@ -90,6 +90,7 @@ def test_a_platform_admin_creates_one_for_every_program(programs, admin_user):
         ({"url": "not a url"}, "url"),
         ({"program_key": "gamma"}, "program_key"),
         ({"events": ["gates", "gate.redy"]}, "events.1"),
+        ({"format": "discord"}, "format"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(programs, admin_user, values, field):
@@ -162,6 +163,43 @@ def test_a_lead_may_not_touch_an_endpoint_for_every_program(programs, lead, admi
     assert WebhookEndpoint.objects.get(pk=every.pk).is_active
 
 
+def test_the_format_is_chosen_at_creation_and_changed_with_an_audit_row(alpha_hook, lead):
+    assert alpha_hook.format == "standard"  # as every endpoint was before formats existed
+    assert webhooks.webhook_endpoint_update(actor=lead, endpoint=alpha_hook, changes={"format": "slack"}) == [
+        "format"
+    ]
+    alpha_hook.refresh_from_db()
+    assert alpha_hook.format == "slack"
+    assert transitions_for(alpha_hook).last().data["changed"] == {"format": ["standard", "slack"]}
+    teams = webhooks.webhook_endpoint_create(
+        actor=lead, name="t", url="https://x.example.com/", program_key="alpha", format="teams"
+    ).endpoint
+    assert teams.format == "teams" and transitions_for(teams).get().data["format"] == "teams"
+
+
+def test_the_audit_trail_keeps_a_chat_urls_host_not_its_secret_path(programs, lead):
+    slack = webhooks.webhook_endpoint_create(
+        actor=lead,
+        name="s",
+        url="https://hooks.slack.com/services/T0/B0/s3cr3t",
+        program_key="alpha",
+        format="slack",
+    ).endpoint
+    webhooks.webhook_endpoint_update(
+        actor=lead, endpoint=slack, changes={"url": "https://hooks.slack.com/services/T0/B0/n3w"}
+    )
+    assert [t.data for t in transitions_for(slack)] == [
+        {
+            "name": "s",
+            "url": "https://hooks.slack.com/…",
+            "program_key": "alpha",
+            "events": [],
+            "format": "slack",
+        },
+        {"changed": {"url": ["https://hooks.slack.com/…", "https://hooks.slack.com/…"]}},
+    ]
+
+
 # --- which notices reach which endpoint ----------------------------------------------------------------
 
 
@@ -216,3 +254,29 @@ def test_the_admin_deactivates_through_the_service(client, alpha_hook):
     alpha_hook.refresh_from_db()
     assert not alpha_hook.is_active
     assert transitions_for(alpha_hook).last().actor == staff
+
+
+def test_the_admin_switches_the_format_through_the_service(client, alpha_hook):
+    WebhookEndpoint.objects.filter(pk=alpha_hook.pk).update(url="https://hooks.example.com/T0/B0/s3cr3t")
+    staff = make_user("staff", PLATFORM_ADMINS)
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    response = client.post(
+        "/admin/core/webhookendpoint/",
+        {"action": "send_teams", "_selected_action": [alpha_hook.pk]},
+        follow=True,
+    )
+    assert "Set 1 endpoint(s) to Microsoft Teams workflow." in response.content.decode()
+    # Its URL's path is now its secret: neither the list nor its page shows it.
+    for page in ("", f"{alpha_hook.pk}/change/"):
+        html = client.get(f"/admin/core/webhookendpoint/{page}").content.decode()
+        assert "https://hooks.example.com/…" in html and "s3cr3t" not in html
+    alpha_hook.refresh_from_db()
+    assert alpha_hook.format == "teams"
+    audit = transitions_for(alpha_hook).last()
+    assert (audit.action, audit.actor, audit.data["changed"]) == (
+        "updated",
+        staff,
+        {"format": ["standard", "teams"]},
+    )
