@@ -122,7 +122,8 @@ def parse_selector(text: str, *, labels: frozenset[str]) -> Selector:
     matchers: list[Matcher] = []
     name = reader.take(_NAME)
     if name is not None:
-        if reader.peek() == "(":
+        grouped = name in AGGREGATIONS and re.match(r"\s*(by|without)\b", reader.rest())
+        if reader.peek() == "(" or grouped:
             kind = "aggregation" if name in AGGREGATIONS else "function"
             raise PromQLError(unsupported(f"{kind} {name}()"))
         if name in ("by", "without", "offset", "bool", "on", "ignoring"):
