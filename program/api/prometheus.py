@@ -52,7 +52,16 @@ MAX_POINTS = 11_000
 MSG_RESOLUTION = "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"
 MSG_STEP = "zero or negative query resolution step widths are not accepted. Try a positive integer"
 MSG_END_BEFORE_START = "end timestamp must not be before start time"
-ERROR_TYPES = {400: "bad_data", 401: "unauthorized", 403: "forbidden", 404: "not_found", 503: "unavailable"}
+# Prometheus' own errorTypes where it has one (bad_data, not_found, unavailable); the rest name the status.
+ERROR_TYPES = {
+    400: "bad_data",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    429: "too_many_requests",
+    503: "unavailable",
+}
 # Grafana reads the version to decide which API features it may use (match[] on label values came in
 # Prometheus 2.24); the subset answers what that version's clients ask.
 PROMETHEUS_VERSION = "2.53.0"

@@ -319,3 +319,33 @@ def test_an_unknown_path_is_a_prometheus_shaped_404(live_server, world):
     )
     assert answer.status_code == 404
     assert answer.json()["errorType"] == "not_found"
+
+
+def test_a_named_workload_is_that_workloads_series_alone(live_server, world):
+    prom = connect(live_server, world.viewer_token)
+    query = (
+        'rebuild_tracker_observation{metric="step-time", program="rebuild", side="candidate", '
+        'stat="count", workload="llm-pretrain-70b"}'
+    )
+    (found,) = prom.custom_query_range(query, world.now - timedelta(days=1), world.now, step="1h")
+    assert found["metric"]["workload"] == "llm-pretrain-70b"
+    # One row every 30 minutes on that workload: two an hour (the pooled series counts four).
+    assert {v for _, v in found["values"]} == {"2"}
+    assert len(found["values"]) == 24
+
+
+def test_a_selector_touching_too_many_series_groups_is_bad_data(live_server, world, monkeypatch):
+    from program.selectors import prometheus
+
+    monkeypatch.setattr(prometheus, "MAX_READS", 2)
+    prom = connect(live_server, world.viewer_token)
+    with pytest.raises(PrometheusApiClientException, match="bad_data"):
+        prom.custom_query_range(
+            'rebuild_tracker_observation{stat="mean"}', world.now - timedelta(hours=2), world.now, step="1h"
+        )
+    assert prom.custom_query_range(
+        'rebuild_tracker_observation{stat="mean", metric=~"step-time|training-throughput"}',
+        world.now - timedelta(hours=2),
+        world.now,
+        step="1h",
+    )
