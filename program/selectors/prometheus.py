@@ -118,10 +118,11 @@ def _definitions(selectors: Sequence[Selector]) -> Iterable[MetricDefinition]:
 
 
 def label_names(user: AnyUser, selectors: Sequence[Selector]) -> list[str]:
-    if not selectors:
-        return sorted({"__name__", *LABELS})
-    names = {name for key in series_matching(user, selectors) for name in key.labels()}
-    return sorted(names | ({"workload"} if names else set()))
+    """Every series has the same labels (`workload` where a selector names one, so it is listed too):
+    all of them, or none where `selectors` match no series."""
+    if selectors and not series_matching(user, selectors):
+        return []
+    return sorted({"__name__", *LABELS})
 
 
 def label_values(user: AnyUser, label: str, selectors: Sequence[Selector]) -> list[str]:

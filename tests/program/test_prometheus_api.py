@@ -203,6 +203,7 @@ def test_labels_label_values_series_and_metadata_list_what_the_user_may_read(liv
         "workload",
     ]
     assert prom.get_label_values("metric") == ["scaling-efficiency", "step-time", "training-throughput"]
+    assert prom.get_label_names(params={"match[]": 'rebuild_tracker_observation{metric="no-such"}'}) == []
     # The private program is not the viewer's to read: it is not there at all.
     assert prom.get_label_values("program") == ["rebuild"]
     assert prom.get_label_values(
