@@ -6,7 +6,9 @@ filter) comes from the day rollups, a point per UTC day with that day's sketches
 workloads; otherwise from the rows, in one aggregate query with PostgreSQL doing each bucket's
 percentile. Windows of at most MAX_HOURLY are bucketed by hour, longer ones by day.
 
-One query either way."""
+One query either way. Grafana's query API (program/api/prometheus.py) reads the same series through
+`window_series`, for a window no comparison was computed for: it applies the comparison's
+rows-or-rollups rule itself (one more query) and fixes the bucket, so each step maps to one."""
 
 from __future__ import annotations
 
