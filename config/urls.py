@@ -9,6 +9,7 @@ from core.api.auth import MeView, TokenObtainView
 from core.pages import site
 from core.telemetry.views import metrics_scrape
 from metrics.api.otlp import OtlpMetricsReceiver
+from program.api.urls import prometheus_urlpatterns
 
 api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
@@ -24,6 +25,9 @@ api_v1: list[URLPattern | URLResolver] = [
 urlpatterns = [
     # First: resolving walks the patterns in order, and API calls (CI's freeze check) are the most frequent.
     path("api/v1/", include(api_v1)),
+    # Prometheus' HTTP API for Grafana: its data source URL is <site>/api/prom, to which it appends
+    # api/v1/query_range and the rest (program/api/prometheus.py).
+    path("api/prom/api/v1/", include(prometheus_urlpatterns)),
     path("", include("work.urls")),
     path("", include("core.urls")),
     path("admin/", admin.site.urls),

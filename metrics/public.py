@@ -1,7 +1,8 @@
 """What the other apps may use of metrics, besides `metrics.models`: program, freeze, incidents and work
 import this module only (tests/test_import_rules.py reads their imports).
 
-Comparisons and their statistics, the rollups' one threshold rule, ingest and withdrawal of
+Comparisons and their statistics, the comparison chart's series over a window (`window_series`, for
+the Prometheus-style query API), the rollups' one threshold rule, ingest and withdrawal of
 observations, the tag filters' text, the wording of methods, and the hooks other apps register."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from metrics.ingest.rules import CLOCK_SKEW
 from metrics.models import MetricDefinition, System, Workload
 from metrics.rollups.maintain import rollups_rebuild
 from metrics.rollups.read import Window, rollup_summaries, rollups_answer
-from metrics.selectors import Comparison, comparison_compute, definition_resolve
+from metrics.selectors import Comparison, Series, comparison_compute, definition_resolve, window_series
 from metrics.selectors.comparison import SidesRequest, comparison_of_sides, sides_fetch_many
 from metrics.selectors.comparison.compute import comparison_of_slices
 from metrics.selectors.comparison.slices import SlicedSides
@@ -28,6 +29,7 @@ from metrics.selectors.comparison.tags import (
     tag_filters_from_text,
     tag_filters_text,
 )
+from metrics.selectors.comparison_series import MAX_HOURLY
 from metrics.selectors.sides_over_time import series_first_day, sides_over_time
 from metrics.services import definition_version_create
 from metrics.services.ensure import definition_ensure_registered
@@ -37,10 +39,12 @@ from metrics.wording import METHODS, comparison_sentence, method_meaning
 
 __all__ = [
     "CLOCK_SKEW",
+    "MAX_HOURLY",
     "METHODS",
     "Comparison",
     "Dependent",
     "MetricRefField",
+    "Series",
     "Side",
     "SidesRequest",
     "SlicedSides",
@@ -73,6 +77,7 @@ __all__ = [
     "tag_filters_from_text",
     "tag_filters_text",
     "window_comparison",
+    "window_series",
 ]
 
 

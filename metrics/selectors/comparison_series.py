@@ -6,10 +6,13 @@ filter) comes from the day rollups, a point per UTC day with that day's sketches
 workloads; otherwise from the rows, in one aggregate query with PostgreSQL doing each bucket's
 percentile. Windows of at most MAX_HOURLY are bucketed by hour, longer ones by day.
 
-One query either way."""
+One query either way. Grafana's query API (program/api/prometheus.py) reads the same series through
+`window_series`, for a window no comparison was computed for: it applies the comparison's
+rows-or-rollups rule itself (one more query) and fixes the bucket, so each step maps to one."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -18,8 +21,11 @@ import orjson
 
 from core.replica import read_connection
 from metrics.inference import QUANTILES
-from metrics.rollups.read import rollups_answer
+from metrics.models import MetricDefinition, System, Workload
+from metrics.retention import reaches_before_horizon
+from metrics.rollups.read import Window, rollup_summaries, rollups_answer
 from metrics.rollups.sketch import Sketch, percentile_cont
+from metrics.selectors.comparison.compute import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
 from metrics.selectors.comparison.query import ComparisonQuery
 from metrics.selectors.comparison.slices import TAG_MATCH
 from metrics.selectors.comparison.sql import window_filters
@@ -28,14 +34,16 @@ MAX_HOURLY = timedelta(days=3)
 
 # One query: the bucket (hour for a window of at most MAX_HOURLY, else day) is chosen in the query,
 # from the window's ends, or where it is open, from its first row and now (the time index answers).
-BUCKETS_SQL = """
-SELECT system_id, date_trunc(chosen.bucket, observed_at AT TIME ZONE 'UTC') AS at, {aggregate}, chosen.bucket
-FROM metrics_observation, (
+# A caller that names the bucket (`bucket=`) replaces the choice with it.
+BUCKET_CHOICE_SQL = """
     SELECT CASE WHEN coalesce(%(until_at)s::timestamptz, now()) - coalesce(%(since_at)s::timestamptz, (
         SELECT min(observed_at) FROM metrics_observation
         WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate)s) {filters}
     )) <= %(max_hourly)s::interval THEN 'hour' ELSE 'day' END AS bucket
-) AS chosen
+"""
+BUCKETS_SQL = """
+SELECT system_id, date_trunc(chosen.bucket, observed_at AT TIME ZONE 'UTC') AS at, {aggregate}, chosen.bucket
+FROM metrics_observation, ({choice}) AS chosen
 WHERE definition_id = %(definition)s AND system_id IN (%(baseline)s, %(candidate)s) {filters}
 GROUP BY 1, 2, 4 ORDER BY 2
 """
@@ -57,6 +65,8 @@ class Series:
 
 
 def _aggregate(statistic: str) -> str:
+    if statistic == "count":
+        return "count(*)"
     if statistic in ("mean", "min", "max"):
         return {"mean": "avg", "min": "min", "max": "max"}[statistic] + "(value)"
     fraction = QUANTILES.get(statistic, 0.5)
@@ -67,9 +77,13 @@ def _shown(statistic: str) -> str:
     return "median" if statistic == "distribution" else statistic
 
 
-def comparison_series(query: ComparisonQuery, *, statistic: str, rollups: bool) -> Series:
+def comparison_series(
+    query: ComparisonQuery, *, statistic: str, rollups: bool, bucket: str | None = None
+) -> Series:
     """`rollups`: the comparison read a side from the day rollups (it had that many rows); the chart
-    follows, so it never reads rows the comparison did not."""
+    follows, so it never reads rows the comparison did not. `bucket` ("hour" | "day") overrides the
+    choice by the window's length, for the rows (the rollups are days). `statistic` may also be
+    "count": the rows in each bucket."""
     params: dict[str, Any] = {
         "definition": query.definition.pk,
         "baseline": query.baseline.pk,
@@ -84,9 +98,15 @@ def comparison_series(query: ComparisonQuery, *, statistic: str, rollups: bool) 
         params["tags"] = orjson.dumps(query.tag_filters).decode()
     params.update(since_at=query.since, until_at=query.until, max_hourly=MAX_HOURLY)
     with read_connection().cursor() as cursor:
-        cursor.execute(BUCKETS_SQL.format(filters=filters, aggregate=_aggregate(statistic)), params)
+        if bucket is None:
+            choice = BUCKET_CHOICE_SQL.format(filters=filters)
+        else:
+            choice, params["bucket"] = "SELECT %(bucket)s::text AS bucket", bucket
+        cursor.execute(
+            BUCKETS_SQL.format(filters=filters, aggregate=_aggregate(statistic), choice=choice), params
+        )
         rows = cursor.fetchall()
-    bucket = rows[0][3] if rows else "day"
+    bucket = rows[0][3] if rows else (bucket or "day")
     sides: dict[int, list[tuple[datetime, float]]] = {query.baseline.pk: [], query.candidate.pk: []}
     for system_id, at, value, _ in rows:
         if value is not None:
@@ -123,6 +143,8 @@ def _from_rollups(query: ComparisonQuery, statistic: str, params: dict[str, Any]
 def _of_sketch(sketch: Sketch, statistic: str) -> float | None:
     if not sketch.moments.n:
         return None
+    if statistic == "count":
+        return float(sketch.moments.n)
     if statistic == "mean":
         return sketch.moments.mean
     if statistic in ("min", "max"):
@@ -135,3 +157,44 @@ def rollups_read(query: ComparisonQuery, baseline_n: int, candidate_n: int) -> b
     if query.tag_filters or query.group_by:
         return False
     return rollups_answer(baseline_n) or rollups_answer(candidate_n)
+
+
+def window_series(
+    *,
+    definition: MetricDefinition,
+    baseline: System,
+    candidate: System,
+    workload: Workload | None,
+    since: datetime,
+    until: datetime,
+    statistics: Sequence[str],
+    bucket: str,
+) -> dict[str, Series]:
+    """The comparison chart's series of a window no comparison was computed for (the Prometheus-style
+    query API): each statistic's `comparison_series`, reading rows or day rollups by the comparison's
+    own rule (`sides_fetch`: a side over settings.ROLLUP_THRESHOLD rows in its whole days' rollups, or
+    a window reaching before the retention horizon; never for a definition with histogram points).
+    One query for that rule (the rollups' counts, `rollup_summaries`), then one per statistic."""
+    query = ComparisonQuery(
+        definition=definition,
+        baseline=baseline,
+        candidate=candidate,
+        workload=workload,
+        since=since,
+        until=until,
+        statistic=None,
+        alpha=DEFAULT_ALPHA,
+        min_samples=DEFAULT_MIN_SAMPLES,
+        tag_filters={},
+        group_by=None,
+    )
+    window = Window(definition.pk, workload.pk if workload else None, since, until)
+    (counts,) = rollup_summaries([window], baseline_id=baseline.pk, candidate_id=candidate.pk)
+    rollups = not definition.has_histograms and (
+        rollups_read(query, counts.get(baseline.pk, (0,))[0], counts.get(candidate.pk, (0,))[0])
+        or reaches_before_horizon(since)
+    )
+    return {
+        statistic: comparison_series(query, statistic=statistic, rollups=rollups, bucket=bucket)
+        for statistic in statistics
+    }

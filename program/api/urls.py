@@ -1,7 +1,7 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from program import api
-from program.api import approval_bar, bindings, calibration, criteria, members, plan, templates
+from program.api import approval_bar, bindings, calibration, criteria, members, plan, prometheus, templates
 
 urlpatterns = [
     path("programs/", api.ProgramListCreate.as_view(), name="program-list"),
@@ -35,4 +35,17 @@ urlpatterns = [
         name="criterion-calibration",
     ),
     path("migrations/<int:pk>/state/", api.MigrationState.as_view(), name="migration-state"),
+]
+
+# Prometheus' HTTP API for Grafana, under /api/prom/api/v1/ (config/urls.py; program/api/prometheus.py).
+prometheus_urlpatterns = [
+    path("query_range", prometheus.QueryRange.as_view(), name="prom-query-range"),
+    path("query", prometheus.Query.as_view(), name="prom-query"),
+    path("query_exemplars", prometheus.QueryExemplars.as_view(), name="prom-query-exemplars"),
+    path("series", prometheus.Series.as_view(), name="prom-series"),
+    path("labels", prometheus.Labels.as_view(), name="prom-labels"),
+    path("label/<str:name>/values", prometheus.LabelValues.as_view(), name="prom-label-values"),
+    path("metadata", prometheus.Metadata.as_view(), name="prom-metadata"),
+    path("status/buildinfo", prometheus.BuildInfo.as_view(), name="prom-buildinfo"),
+    re_path(r"^", prometheus.Unknown.as_view(), name="prom-unknown"),
 ]
