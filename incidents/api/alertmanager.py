@@ -46,6 +46,12 @@ class AlertInput(serializers.Serializer[dict[str, Any]]):
     generatorURL = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
     fingerprint = serializers.RegexField(r"^[0-9a-f]{1,64}$", help_text="Alertmanager's hex fingerprint.")
 
+    def validate_labels(self, labels: dict[str, str]) -> dict[str, str]:
+        bad = next((name for name in labels if not alerts.LABEL_NAME.match(name)), None)
+        if bad is not None:
+            raise serializers.ValidationError(f"{bad!r} is not a label name.")
+        return labels
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["status"] == alerts.RESOLVED and attrs["endsAt"] is None:
             raise serializers.ValidationError({"endsAt": "A resolved alert needs its endsAt."})

@@ -215,6 +215,7 @@ def test_the_first_route_in_position_order_that_matches_wins(am, refs, bot):
         ({"alerts": [{k: v for k, v in alert().items() if k != "fingerprint"}]}, "alerts.0.fingerprint"),
         ({"alerts": [{**alert(), "status": "pending"}]}, "alerts.0.status"),
         ({"alerts": [{**alert(), "labels": "alertname=x"}]}, "alerts.0.labels"),
+        ({"alerts": [{**alert(), "labels": {"bad\u0000name": "x"}}]}, "alerts.0.labels"),
         ({"alerts": [alert("resolved")]}, "alerts.0.endsAt"),
     ],
 )
