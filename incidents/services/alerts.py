@@ -38,6 +38,7 @@ from metrics.models import System, Workload
 
 FIRING, RESOLVED = "firing", "resolved"
 MSG_MATCHER = "Matcher label {name!r} is not a label name (letters, digits and _, not starting with a digit)."
+MSG_MATCHERS = 'Matchers are an object of label → value, e.g. {"alertname": "NcclAllReduceHang"}.'
 MSG_MATCHER_VALUE = "Matcher {name!r} needs a text value."
 MSG_POSITION = "position must be 0 or more."
 MSG_ROUTE_FIELD = "{name} cannot be changed here."
@@ -265,7 +266,9 @@ class RouteChanges(TypedDict, total=False):
 ROUTE_FIELDS = ("position", "matchers", "system", "component", "workload", "bug_class", "severity")
 
 
-def _matchers_check(matchers: dict[str, Any]) -> dict[str, str]:
+def _matchers_check(matchers: object) -> dict[str, str]:
+    if not isinstance(matchers, dict):  # the admin's JSON box takes any JSON
+        raise ApplicationError(MSG_MATCHERS, status=400, field="matchers")
     for name, value in matchers.items():
         if not LABEL_NAME.match(str(name)):
             raise ApplicationError(MSG_MATCHER.format(name=name), status=400, field="matchers")
