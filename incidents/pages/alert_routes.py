@@ -52,7 +52,11 @@ def _page(
     )
     context = {
         "rows": rows,
-        "unrouted": [{"alert": a, "labels": matchers_text(a.labels)} for a in unrouted],
+        # A route added since the alert last came matches it now: its incident opens at the next repeat.
+        "unrouted": [
+            {"alert": a, "labels": matchers_text(a.labels), "route": alerts.route_for(a.labels, routes)}
+            for a in unrouted
+        ],
         "may_write": _may_write(request.user),
         "form": form or AlertRouteForm(initial=initial),
     }
