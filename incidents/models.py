@@ -79,8 +79,12 @@ class Incident(models.Model):
         related_name="recurrences",
         help_text="An earlier incident of the same root cause that this one repeats.",
     )
-    # The Alertmanager fingerprint of the alert that opened it (services.alerts); blank when filed by hand.
-    alert_fingerprint = models.CharField(max_length=64, blank=True, default="")
+    alert_fingerprint = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The Alertmanager fingerprint of the alert that opened it (services.alerts); blank when filed by hand.",
+    )
     # Bumped each time a resolved incident's evidence is rewritten (services.evidence).
     revision = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -115,6 +119,13 @@ class Incident(models.Model):
         indexes = [
             # The MTTR/MTTD window (selectors.incident_speed) and the list's since/until filter.
             models.Index(fields=["system", "opened_at"], name="incident_system_opened"),
+            # services.alerts' "did this very alert open an incident already resolved":
+            # WHERE alert_fingerprint = %s AND detected_at = %s (only alert-opened rows are indexed).
+            models.Index(
+                fields=["alert_fingerprint", "detected_at"],
+                condition=~Q(alert_fingerprint=""),
+                name="incident_alert_started",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -28,7 +28,7 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from core.audit import transition_record
+from core.audit import transition_record, transitions_for
 from core.errors import ApplicationError
 from core.services.model_update import model_update
 from freeze.models import Component
@@ -103,12 +103,16 @@ def _notes(alert: Alert, link: str) -> str:
     return notes
 
 
-def _record(incident: Incident, action: str, actor: User, alert: Alert, receiver: str) -> None:
+def _record(
+    incident: Incident, action: str, actor: User, alert: Alert, receiver: str, from_state: str = ""
+) -> None:
+    """The alert's own audit row beside the filing or update row: which alert, from which receiver."""
     transition_record(
         subject=incident,
         action=action,
         actor=actor,
-        to_state=incident.state,
+        from_state=from_state,
+        to_state=incident.state if from_state else "",
         data={
             "fingerprint": alert.fingerprint,
             "alertname": _alertname(alert),
@@ -145,7 +149,7 @@ def _unrouted(alert: Alert, now: datetime) -> None:
 
 
 def _firing(
-    *, actor: User, alert: Alert, receiver: str, routes: list[AlertRoute], now: datetime
+    *, actor: User, alert: Alert, receiver: str, routes: list[AlertRoute], now: datetime, retry: bool = True
 ) -> AlertOutcome:
     fingerprint = alert.fingerprint
     incident = _open_incident(fingerprint)
@@ -153,7 +157,7 @@ def _firing(
         if incident.mitigated_at is not None and alert.starts_at > incident.mitigated_at:
             # It fired again after it stopped, before anyone resolved it: the same incident, impact back.
             incident = incident_update(actor=actor, incident=incident, changes={"mitigated_at": None})
-            _record(incident, "alert-refired", actor, alert, receiver)
+            _record(incident, "alert-refired", actor, alert, receiver, from_state="mitigated")
             incident_notify(
                 incident, "incident.refired", f"Incident #{incident.pk}: its alert fired again", actor
             )
@@ -188,10 +192,22 @@ def _firing(
                 alert_fingerprint=fingerprint,
             )
     except IntegrityError:
-        return _firing(actor=actor, alert=alert, receiver=receiver, routes=routes, now=now)
+        if not retry:
+            raise
+        # The other delivery's incident is committed (or its lock released) by now: attach to it.
+        return _firing(actor=actor, alert=alert, receiver=receiver, routes=routes, now=now, retry=False)
     _record(incident, "alert-opened", actor, alert, receiver)
     UnroutedAlert.objects.filter(fingerprint=fingerprint).delete()
     return AlertOutcome(fingerprint, "opened", incident.pk)
+
+
+def _last_refired(incident: Incident) -> datetime:
+    """The start of the alert's latest firing again (its detected_at if it never fired again)."""
+    starts = [
+        datetime.fromisoformat(data["startsAt"])
+        for data in transitions_for(incident).filter(action="alert-refired").values_list("data", flat=True)
+    ]
+    return max([incident.detected_at, *starts])
 
 
 def _resolved(*, actor: User, alert: Alert, receiver: str) -> AlertOutcome:
@@ -200,12 +216,13 @@ def _resolved(*, actor: User, alert: Alert, receiver: str) -> AlertOutcome:
     incident = _open_incident(fingerprint)
     if incident is None:
         return AlertOutcome(fingerprint, "ignored")  # never routed, or resolved by a person already
-    if incident.mitigated_at is not None:
+    if incident.mitigated_at is not None or alert.starts_at < _last_refired(incident):
+        # Mitigated already, or the end of an earlier firing arriving after the alert fired again.
         return AlertOutcome(fingerprint, "replayed", incident.pk)
     incident = incident_update(
         actor=actor, incident=incident, changes={"mitigated_at": alert.ends_at or alert.starts_at}
     )
-    _record(incident, "alert-resolved", actor, alert, receiver)
+    _record(incident, "alert-resolved", actor, alert, receiver, from_state="open")
     incident_notify(
         incident,
         "incident.mitigated",

@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from core.audit import transitions_for
+from core.audit import transition_sentence, transitions_for
 from core.errors import ApplicationError
 from core.models import Notification, Transition
 from incidents.models import AlertRoute, Incident, UnroutedAlert
@@ -136,6 +136,8 @@ def test_a_resolved_alert_mitigates_at_its_end_and_its_replays_change_nothing(am
     incident = Incident.objects.get()
     assert incident.mitigated_at == ends and incident.resolved_at is None and incident.state == "mitigated"
     assert [t.action for t in transitions_for(incident)][-2:] == ["updated", "alert-resolved"]
+    words = transition_sentence(transitions_for(incident).last())
+    assert words == "alertmanager-bot got the resolved alert for it (open → mitigated)"
     assert Notification.objects.filter(event="incident.mitigated").count() == 1
     rows = Transition.objects.count()
     assert outcomes(am.post(URL, resolved, format="json")) == ["replayed"]
@@ -156,6 +158,23 @@ def test_firing_again_after_mitigation_reopens_the_impact_of_the_same_incident(a
     incident = Incident.objects.get()
     assert incident.mitigated_at is None and incident.detected_at == starts
     assert "alert-refired" in [t.action for t in transitions_for(incident)]
+
+
+def test_the_end_of_an_earlier_firing_arriving_after_it_fired_again_is_a_replay(am, route):
+    starts = timezone.now() - timedelta(hours=3)
+    first_end = starts + timedelta(minutes=20)
+    am.post(URL, payload(alert(starts=starts)), format="json")
+    am.post(URL, payload(alert("resolved", starts=starts, ends=first_end)), format="json")
+    again = starts + timedelta(hours=1)
+    am.post(URL, payload(alert(starts=again)), format="json")
+    stale = payload(alert("resolved", starts=starts, ends=first_end))
+    assert outcomes(am.post(URL, stale, format="json")) == ["replayed"]
+    assert Incident.objects.get().mitigated_at is None
+    end = again + timedelta(minutes=10)
+    assert outcomes(am.post(URL, payload(alert("resolved", starts=again, ends=end)), format="json")) == [
+        "mitigated"
+    ]
+    assert Incident.objects.get().mitigated_at == end
 
 
 def test_after_a_person_resolves_it_a_late_repeat_is_a_no_op_and_a_new_firing_a_new_incident(am, route, bot):
