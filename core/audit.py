@@ -93,6 +93,10 @@ ACTION_WORDS = {
     "expire": "expired",
     "edited": "edited",
     "updated": "updated",
+    # Incidents from Alertmanager (incidents/services/alerts.py).
+    "alert-opened": "got the firing alert for",
+    "alert-refired": "got the alert firing again for",
+    "alert-resolved": "got the resolved alert for",
 }
 # Whose change this was: the system acts when no person did (a periodic task, an expiry).
 SYSTEM = "The system"

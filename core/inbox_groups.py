@@ -34,6 +34,8 @@ NEWS: dict[str, tuple[str, str]] = {
     "incident.filed": ("incident filed", "incidents filed"),
     "incident.resolved": ("incident resolved", "incidents resolved"),
     "incident.reopened": ("incident reopened", "incidents reopened"),
+    "incident.mitigated": ("incident mitigated by its alert", "incidents mitigated by their alerts"),
+    "incident.refired": ("incident's alert fired again", "incidents' alerts fired again"),
     "feed.stale": ("metric feed went stale", "metric feeds went stale"),
 }
 

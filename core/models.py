@@ -308,6 +308,7 @@ class ApiToken(models.Model):
         FREEZE_CHECK = "freeze-check", "freeze-check: read the freeze check"
         READ = "read", "read: everything this user may read"
         FULL = "full", "full: everything this user may do"
+        ALERTS = "alerts", "alerts: open and mitigate incidents from Alertmanager"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
@@ -325,7 +326,7 @@ class ApiToken(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(scopes__len__gte=1)
-                & models.Q(scopes__contained_by=["ingest", "freeze-check", "read", "full"]),
+                & models.Q(scopes__contained_by=["ingest", "freeze-check", "read", "full", "alerts"]),
                 name="apitoken_known_scopes",
             ),
         ]

@@ -42,6 +42,8 @@ EVENTS: dict[str, Kind] = {
     "incident.filed": Kind.INCIDENTS,
     "incident.resolved": Kind.INCIDENTS,
     "incident.reopened": Kind.INCIDENTS,
+    "incident.mitigated": Kind.INCIDENTS,
+    "incident.refired": Kind.INCIDENTS,
     "feed.stale": Kind.FEEDS,
 }
 

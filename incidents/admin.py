@@ -10,7 +10,8 @@ from django.http import HttpRequest
 from core.admin_base import ReadOnlyAdmin, ServiceSaveAdmin, changed_values, run_service_action
 from core.roles import acting_user
 from incidents import services
-from incidents.models import BugClass, Incident
+from incidents.models import AlertRoute, BugClass, Incident, UnroutedAlert
+from incidents.services import alerts
 
 FILE_FIELDS = (
     "title",
@@ -72,3 +73,48 @@ class IncidentAdmin(ServiceSaveAdmin):
             ),
             "{count} incidents resolved.",
         )
+
+
+ROUTE_FIELDS = ("position", "matchers", "system", "component", "workload", "bug_class", "severity")
+
+
+@admin.register(AlertRoute)
+class AlertRouteAdmin(ServiceSaveAdmin):
+    """Saved through alert_route_create / alert_route_update and deleted by an action that calls
+    alert_route_delete, so the matcher checks and the audit rows hold here too."""
+
+    list_display = ("position", "matchers", "system", "component", "bug_class", "severity")
+    list_select_related = ("system", "component", "bug_class")
+    fields = ROUTE_FIELDS
+    actions = ["delete_routes"]
+
+    def service_save(self, request: HttpRequest, form: ModelForm[AlertRoute], change: bool) -> AlertRoute:
+        if change:
+            return alerts.alert_route_update(
+                actor=acting_user(request),
+                route=form.instance,
+                changes=cast(alerts.RouteChanges, changed_values(form, ROUTE_FIELDS)),
+            )
+        return alerts.alert_route_create(
+            actor=acting_user(request), **{name: form.cleaned_data[name] for name in ROUTE_FIELDS}
+        )
+
+    @admin.action(description="Delete the selected routes")
+    def delete_routes(self, request: HttpRequest, queryset: QuerySet[AlertRoute]) -> None:
+        run_service_action(
+            self,
+            request,
+            queryset,
+            lambda route: alerts.alert_route_delete(
+                actor=acting_user(request), route=cast(AlertRoute, route)
+            ),
+            "{count} routes deleted.",
+        )
+
+
+@admin.register(UnroutedAlert)
+class UnroutedAlertAdmin(ReadOnlyAdmin):
+    """Kept by alert_receive; an alert leaves this list when a route opens its incident or it resolves."""
+
+    list_display = ("alertname", "fingerprint", "starts_at", "last_seen_at", "times_seen")
+    search_fields = ("alertname", "fingerprint")

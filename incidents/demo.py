@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 from django.contrib.auth.models import User
@@ -17,6 +17,7 @@ from django.utils import timezone
 from freeze.models import Component
 from incidents import services
 from incidents.models import BugClass, Incident
+from incidents.services import alerts
 from incidents.services.derived import incident_rates_derive
 from incidents.vocabulary import bug_classes_seed, incident_metrics_ensure
 from metrics.models import System, Workload
@@ -128,10 +129,50 @@ def demo_load(*, users: dict[str, User], stdout: OutputWrapper) -> None:
                     link=f"https://tracker.example.com/INC-{rng.randint(1000, 9999)}",
                 )
     written = incident_rates_derive(days=(now - start).days + 7, now=now)
+    _alert_routes(engineer, classes, components, now)
     _exclude_from_every_metric(users["lead"])
     stdout.write(
         f"Loaded {Incident.objects.count()} demo incidents; {written} derived incident metric values."
     )
+
+
+# Alertmanager routes for the two alerts the demo stack is known for; one alert no route matches yet
+# shows on the routes page as unrouted.
+ALERT_ROUTES = (
+    (
+        {"alertname": "NcclAllReduceHang", "cluster": "rebuilt"},
+        "rebuilt",
+        "nccl",
+        "communication-hang",
+        "sev2",
+    ),
+    ({"alertname": "DataLoaderStalled"}, "rebuilt", "dataloader", "data-pipeline", "sev3"),
+)
+
+
+def _alert_routes(
+    engineer: User, classes: dict[str, BugClass], components: dict[str, Component], now: datetime
+) -> None:
+    systems = {s.key: s for s in System.objects.filter(key__in=("legacy", "rebuilt"))}
+    for matchers, system, component, bug_class, severity in ALERT_ROUTES:
+        if component not in components:
+            continue
+        alerts.alert_route_create(
+            actor=engineer,
+            matchers=matchers,
+            system=systems[system],
+            component=components[component],
+            bug_class=classes[bug_class],
+            severity=severity,
+        )
+    unrouted = alerts.Alert(
+        status=alerts.FIRING,
+        fingerprint="5e1d0c0ffee0a1b2",
+        starts_at=now - timedelta(minutes=40),
+        labels={"alertname": "GpuXidErrors", "cluster": "rebuilt", "node": "gpu-17", "xid": "79"},
+        annotations={"summary": "Xid 79 on gpu-17"},
+    )
+    alerts.alert_receive(actor=engineer, receiver="rebuild-tracker", alerts=[unrouted], now=now)
 
 
 # The incident-derived metrics have data on both systems, so "every tracked metric" would take them in.

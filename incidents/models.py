@@ -79,6 +79,12 @@ class Incident(models.Model):
         related_name="recurrences",
         help_text="An earlier incident of the same root cause that this one repeats.",
     )
+    alert_fingerprint = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The Alertmanager fingerprint of the alert that opened it (services.alerts); blank when filed by hand.",
+    )
     # Bumped each time a resolved incident's evidence is rewritten (services.evidence).
     revision = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -102,10 +108,24 @@ class Incident(models.Model):
             models.CheckConstraint(
                 condition=~Q(recurrence_of=F("id")), name="incident_recurs_another_incident"
             ),
+            # One open (unresolved) incident per alert fingerprint; also serves services.alerts'
+            # "the open incident of this alert": WHERE alert_fingerprint = %s AND resolved_at IS NULL.
+            models.UniqueConstraint(
+                fields=["alert_fingerprint"],
+                condition=Q(resolved_at__isnull=True) & ~Q(alert_fingerprint=""),
+                name="incident_one_open_per_alert",
+            ),
         ]
         indexes = [
             # The MTTR/MTTD window (selectors.incident_speed) and the list's since/until filter.
             models.Index(fields=["system", "opened_at"], name="incident_system_opened"),
+            # services.alerts' "did this very alert open an incident already resolved":
+            # WHERE alert_fingerprint = %s AND detected_at = %s (only alert-opened rows are indexed).
+            models.Index(
+                fields=["alert_fingerprint", "detected_at"],
+                condition=~Q(alert_fingerprint=""),
+                name="incident_alert_started",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -120,3 +140,50 @@ class Incident(models.Model):
         if self.resolved_at:
             return "resolved"
         return "mitigated" if self.mitigated_at else "open"
+
+
+class AlertRoute(models.Model):
+    """Where an Alertmanager alert goes: the first route (by position) whose matchers all equal the
+    alert's labels gives the new incident its system, component, workload, bug class and severity."""
+
+    position = models.PositiveIntegerField(help_text="Routes are tried from the lowest position up.")
+    # {label: value}: every one must equal the alert's label ({} matches every alert, a catch-all).
+    matchers = models.JSONField(default=dict, blank=True)
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="+")
+    workload = models.ForeignKey(Workload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    bug_class = models.ForeignKey(BugClass, on_delete=models.PROTECT, related_name="+")
+    severity = models.CharField(
+        max_length=4,
+        choices=Severity.choices,
+        default=Severity.SEV3,
+        help_text="Unless the alert's own `severity` label is one of sev1–sev4.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(self.matchers.items())) or "every alert"
+        return f"#{self.position}: {shown} → {self.system.key} / {self.bug_class.key}"
+
+
+class UnroutedAlert(models.Model):
+    """A firing alert no route matched, kept (one row per fingerprint) so someone can add its route.
+    Alertmanager sends a firing alert again every repeat_interval, so once a route exists the next
+    notification opens its incident, with the alert's own startsAt."""
+
+    fingerprint = models.CharField(max_length=64, unique=True)
+    alertname = models.CharField(max_length=200, blank=True)
+    labels = models.JSONField(default=dict)
+    starts_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    times_seen = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["-last_seen_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.alertname or self.fingerprint} (unrouted)"

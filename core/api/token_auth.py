@@ -82,6 +82,6 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped
             "name": "Authorization",
             "description": (
                 "An API token as `Token <token>` or `Bearer <token>`. Each token has scopes: `ingest`, "
-                "`freeze-check`, `read`, `full`; an operation outside them is a 403 naming the scope it needs."
+                "`freeze-check`, `alerts`, `read`, `full`; an operation outside them is a 403 naming the scope it needs."
             ),
         }

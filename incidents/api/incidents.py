@@ -61,6 +61,7 @@ class IncidentOutput(serializers.ModelSerializer[Incident]):
             "link",
             "owner_team",
             "recurrence_of",
+            "alert_fingerprint",
             "reporter",
             "created_at",
             "updated_at",

@@ -128,7 +128,7 @@ def _link(incident: Incident) -> str:
     return reverse("incidents:detail", args=[incident.pk])
 
 
-def _notify(incident: Incident, event: str, subject: str, actor: User) -> None:
+def incident_notify(incident: Incident, event: str, subject: str, actor: User) -> None:
     # No program_key: an incident belongs to a system and a component, which every program shares.
     users = get_user_model().objects.filter(groups__name=incident.owner_team).exclude(pk=actor.pk).distinct()
     notification_send(
@@ -159,10 +159,12 @@ def incident_file(
     link: str = "",
     owner_team: str = "",
     recurrence_of: Incident | None = None,
+    alert_fingerprint: str = "",
 ) -> Incident:
     """The actor (a framework engineer or program lead) files one incident and is its reporter; filed
     already resolved (a CSV of past incidents), it writes its evidence too. `recurrence_of` links an
-    earlier incident of the same root cause (services.recurrence)."""
+    earlier incident of the same root cause (services.recurrence); `alert_fingerprint` the Alertmanager
+    alert that opened it (services.alerts)."""
     incident_writer_check(actor=actor)
     if not title.strip():
         raise ApplicationError(MSG_TITLE, status=400, field="title")
@@ -190,10 +192,11 @@ def incident_file(
             owner_team=owner_team or component.owner_team,
             reporter=actor,
             recurrence_of=recurrence_of,
+            alert_fingerprint=alert_fingerprint,
         )
         transition_record(subject=incident, action="filed", actor=actor, to_state=incident.state)
         _write_evidence(incident, actor, replace=False)
-        _notify(incident, "incident.filed", f"Incident #{incident.pk} filed: {incident.title}", actor)
+        incident_notify(incident, "incident.filed", f"Incident #{incident.pk} filed: {incident.title}", actor)
     return incident
 
 
@@ -240,7 +243,7 @@ def incident_update(*, actor: User, incident: Incident, changes: IncidentChanges
         # Whoever updates, resolves or reopens an incident has acted on the notices about it.
         notifications_mark_read_for(actor=actor, link=_link(incident))
         if action != "updated":
-            _notify(
+            incident_notify(
                 incident, f"incident.{action}", f"Incident #{incident.pk} {action}: {incident.title}", actor
             )
     return incident

@@ -38,6 +38,7 @@ THROUGH_SERVICE = {
     "freeze.Component",  # component_upsert (program leads).
     "incidents.Incident",  # incident_file / incident_update (framework engineers, program leads).
     "metrics.PullSource",  # pull_source_create / pull_source_update (metric owners).
+    "incidents.AlertRoute",  # alert_route_create / alert_route_update (framework engineers, program leads).
 }
 # Deleting stays possible for these (django-axes: deleting a login record lifts a lockout).
 DELETABLE = {

@@ -36,6 +36,7 @@ from core.services.webhooks import webhook_endpoint_create
 from freeze import services as freeze_services
 from incidents import services as incident_services
 from incidents.models import BugClass
+from incidents.services import alerts as alert_services
 from metrics.models import MetricDefinition, System
 from metrics.services.pull_sources import pull_source_create
 from program.models import Gate, Phase
@@ -156,6 +157,12 @@ EXPECTED: dict[tuple[str, str], frozenset[str] | Each] = {
     ("POST", "/api/v1/incidents/import/"): LEAD_GROUP_OR_ENGINEER,
     ("GET", "/api/v1/incidents/mttr/"): EVERYONE,
     ("GET", "/api/v1/incidents/recurrence/"): EVERYONE,
+    ("POST", "/api/v1/incidents/alertmanager/"): LEAD_GROUP_OR_ENGINEER,
+    ("GET", "/api/v1/incidents/alert-routes/"): EVERYONE,
+    ("POST", "/api/v1/incidents/alert-routes/"): LEAD_GROUP_OR_ENGINEER,
+    ("GET", "/api/v1/incidents/alert-routes/{id}/"): EVERYONE,
+    ("PATCH", "/api/v1/incidents/alert-routes/{id}/"): LEAD_GROUP_OR_ENGINEER,
+    ("DELETE", "/api/v1/incidents/alert-routes/{id}/"): LEAD_GROUP_OR_ENGINEER,
     # As program.policies.may_record_migrations: its leads and engineers, framework engineers.
     ("POST", "/api/v1/migrations/{id}/state/"): each(LEADS_OR_ENGINEER),
     ("GET", "/api/v1/me/work/"): EVERYONE,
@@ -288,8 +295,16 @@ def world(django_db_setup, django_db_blocker) -> dict:
             opened_at=ref["now"] - timedelta(hours=3),
             detected_at=ref["now"] - timedelta(hours=2),
         )
+        route = alert_services.alert_route_create(
+            actor=users["engineer"],
+            matchers={"alertname": "Hang"},
+            system=System.objects.get(key="rebuilt"),
+            component=ref["trainer"],
+            bug_class=BugClass.objects.get(key="communication-hang"),
+        )
         shared = {
             "incidents": {"id": incident.pk},
+            "incidents/alert-routes": {"id": route.pk},
             "definitions": {"key": "training-throughput", "version": 1},
             "freeze/overrides": {"id": override.pk},
             "notifications": {"id": notification.pk},

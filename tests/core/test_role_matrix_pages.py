@@ -34,6 +34,7 @@ from core.services.webhooks import webhook_endpoint_create
 from freeze import services as freeze_services
 from incidents import services as incident_services
 from incidents.models import BugClass
+from incidents.services import alerts as alert_services
 from program.models import Criterion, Gate, Phase
 from tests.conftest import make_user
 from tests.core.matrix_world import (
@@ -270,6 +271,11 @@ EXPECTED: dict[str, Rows | Each] = {
     # Resolving asks for the times (issue 29): an empty form is a 400, like filing and editing.
     "incidents:resolve": (INCIDENT_FORM, row("302 403 400 403 403 403 400 | 403 400 403")),
     "incidents:checklist": (INCIDENT_FORM, row("302 403 302 403 403 403 302 | 403 302 403")),
+    # Alert routes: whoever files incidents manages them; everyone signed in sees them.
+    "incidents:alert-routes": READ,
+    "incidents:alert-route-new": (INCIDENT_FORM, row("302 403 400 403 403 403 400 | 403 400 403")),
+    "incidents:alert-route-edit": (INCIDENT_FORM, row("302 403 400 403 403 403 400 | 403 400 403")),
+    "incidents:alert-route-delete": (INCIDENT_FORM, row("302 403 302 403 403 403 302 | 403 302 403")),
     "freeze:override-new": ANY_LEAD_FORM,
     # The fixture override was opened by another platform admin, so every lead may review it.
     "freeze:override-review": ANY_LEAD_FORM,
@@ -437,6 +443,13 @@ def world(django_db_setup, django_db_blocker):
         leads_only = notification_send(
             event="gate.ready", subject="s", body="b", link="/programs/", users=[users["lead"]]
         )
+        route = alert_services.alert_route_create(
+            actor=users["engineer"],
+            matchers={"alertname": "Hang"},
+            system=program.candidate_system,
+            component=ref["trainer"],
+            bug_class=BugClass.objects.get(key="communication-hang"),
+        )
         shared = {
             "metrics:detail": {"key": "training-throughput"},
             "metrics:version-new": {"key": "training-throughput"},
@@ -455,6 +468,7 @@ def world(django_db_setup, django_db_blocker):
                 f"incidents:{name}": {"pk": incident.pk}
                 for name in ("detail", "edit", "resolve", "checklist")
             },
+            **{f"incidents:alert-route-{name}": {"pk": route.pk} for name in ("edit", "delete")},
         }
         kwargs = {key: {**shared, **program_kwargs(programs[key], users)} for key in PROGRAMS}
         kwargs[""] = kwargs["A"]

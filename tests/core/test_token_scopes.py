@@ -18,6 +18,7 @@ pytestmark = pytest.mark.django_db
 SCOPE_REFUSAL = re.compile(r"needs a token with the `([a-z-]+)` scope")
 INGEST = {("POST", "/api/v1/observations/batch/"), ("POST", "/otlp/v1/metrics")}
 FREEZE_CHECK = {("GET", "/api/v1/freeze/check/")}
+ALERTS = {("POST", "/api/v1/incidents/alertmanager/")}
 ANY = {("DELETE", "/api/v1/auth/me/")}
 PUBLIC = {("POST", "/api/v1/auth/token/")}
 
@@ -30,14 +31,17 @@ def needed(method: str, path: str) -> str | None:
         return "ingest"
     if (method, path) in FREEZE_CHECK:
         return "freeze-check"
+    if (method, path) in ALERTS:
+        return "alerts"
     return "read" if method == "GET" else "full"
 
 
 COVERS = {
-    "full": {"ingest", "freeze-check", "read", "full"},
+    "full": {"ingest", "freeze-check", "read", "full", "alerts"},
     "read": {"read", "freeze-check"},
     "ingest": {"ingest"},
     "freeze-check": {"freeze-check"},
+    "alerts": {"alerts"},
 }
 
 
