@@ -95,8 +95,10 @@ def test_a_token_without_the_scope_is_exit_2_naming_the_scope(live_server, world
 
 
 def test_no_url_or_no_token_is_exit_2_saying_which(live_server, world):
-    assert "REBUILD_TRACKER_URL" in run_cli("freeze", "check", "x", url="", token="t").stderr
-    assert "REBUILD_TRACKER_TOKEN" in run_cli("freeze", "check", "x", url=live_server.url, token="").stderr
+    no_url = run_cli("freeze", "check", "x", url="", token="t")
+    assert no_url.returncode == 2 and "REBUILD_TRACKER_URL" in no_url.stderr
+    no_token = run_cli("freeze", "check", "x", url=live_server.url, token="")
+    assert no_token.returncode == 2 and "REBUILD_TRACKER_TOKEN" in no_token.stderr
 
 
 def test_flags_win_over_the_environment(live_server, world):

@@ -3,10 +3,10 @@ action's steps (integrations/github-action/action.yml) and the GitLab job templa
 (integrations/gitlab-ci/freeze-check.yml), parsed from the YAML, their shell steps run by bash with
 the inputs or variables as environment variables, the exit code read. Blocked → non-zero, allowed → 0.
 
-The one step replaced is the `pip install` of the client (these tests run offline): instead a
-`rebuild-tracker` command on PATH runs the client from its source folder (PYTHONPATH =
-clients/rebuild-tracker-cli/src), which is what the installed console script runs. Every other line
-of the templates runs as written.
+Most tests replace the one `pip install` of the client, which fetches httpx from PyPI (about 10 s):
+a `rebuild-tracker` stand-in runs the client from its source folder (PYTHONPATH =
+clients/rebuild-tracker-cli/src), which is what the installed console script runs. One test per
+template runs that install too, for real, into a fresh venv. Every other line runs as written.
 """
 
 from __future__ import annotations
@@ -30,6 +30,18 @@ GITLAB_JOB = ".rebuild-tracker-freeze-check"
 EXPRESSION = re.compile(r"\$\{\{\s*([\w.-]+)\s*\}\}")
 
 
+def stand_in(bin_dir: Path) -> None:
+    """A `rebuild-tracker` in bin_dir that runs the client from its source (PYTHONPATH), as installed."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    command = bin_dir / "rebuild-tracker"
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rebuild_tracker_cli "$@"\n')
+    command.chmod(0o755)
+
+
+# The runner's own Python (python3 with venv and pip), for the tests that install the client for real.
+RUNNER_PYTHON_BIN = str(Path(sys.base_prefix) / "bin")
+
+
 @pytest.fixture
 def world(transactional_db, lead):
     """trainer needs approval, kernels frozen, dashboards open (window 'Wave 2' of program 'rebuild')."""
@@ -41,19 +53,19 @@ def world(transactional_db, lead):
 @pytest.fixture
 def runner_path(tmp_path) -> str:
     """PATH with the stand-in for the installed `rebuild-tracker` console script first."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    command = bin_dir / "rebuild-tracker"
-    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rebuild_tracker_cli "$@"\n')
-    command.chmod(0o755)
-    return f"{bin_dir}:/usr/bin:/bin"
+    stand_in(tmp_path / "bin")
+    return f"{tmp_path / 'bin'}:/usr/bin:/bin"
 
 
-def run_bash(script: str, env: dict[str, str], runner_path: str) -> subprocess.CompletedProcess[str]:
+def run_bash(
+    script: str, env: dict[str, str], runner_path: str, *, installed: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The stand-ins find the client's source on PYTHONPATH; a real install needs none, so gets none."""
+    source = {} if installed else {"PYTHONPATH": str(CLIENT_SRC)}
     return subprocess.run(
         # GitHub runs a `shell: bash` step as `bash --noprofile --norc -eo pipefail {0}`.
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-        env={"PATH": runner_path, "PYTHONPATH": str(CLIENT_SRC), **env},
+        env={"PATH": runner_path, **source, **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -83,14 +95,18 @@ def evaluate(value: str, inputs: dict[str, str], context: dict[str, str]) -> str
     return EXPRESSION.sub(one, value)
 
 
-def run_action(inputs: dict[str, str], runner_path: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run_action(
+    inputs: dict[str, str], runner_path: str, tmp_path: Path, *, install: bool = False
+) -> subprocess.CompletedProcess[str]:
     context = {"github.action_path": str(ACTION_DIR), "runner.temp": str(tmp_path)}
     done = None
     for step in action()["runs"]["steps"]:
-        if step["id"] == "install":
-            continue  # replaced by the `rebuild-tracker` on runner_path; see the module docstring
         env = {name: evaluate(str(value), inputs, context) for name, value in step.get("env", {}).items()}
-        done = run_bash(step["run"], env, runner_path)
+        if step["id"] == "install" and not install:
+            stand_in(Path(env["CLIENT_VENV"]) / "bin")  # see the module docstring
+            continue
+        path = f"{RUNNER_PYTHON_BIN}:{runner_path}" if install else runner_path
+        done = run_bash(step["run"], env, path, installed=install)
         if done.returncode != 0:
             return done
     assert done is not None
@@ -135,6 +151,16 @@ def test_the_action_fails_the_job_for_a_component_needing_approval(live_server, 
     assert done.stdout.startswith("blocked: trainer needs approval")
 
 
+def test_the_action_installs_the_client_and_leaves_the_jobs_path_alone(live_server, world, tmp_path):
+    """The install step as written (a venv in runner.temp, pip from PyPI), then the check by its path."""
+    inputs = {"url": live_server.url, "token": world["token"], "component": "trainer"}
+    done = run_action(inputs, "/usr/bin:/bin", tmp_path, install=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("blocked: trainer needs approval")
+    assert (tmp_path / "rebuild-tracker-cli" / "bin" / "rebuild-tracker").exists()
+    assert all("GITHUB_PATH" not in step["run"] for step in action()["runs"]["steps"])
+
+
 def test_the_action_passes_for_an_open_component(live_server, world, runner_path, tmp_path):
     inputs = {"url": live_server.url, "token": world["token"], "component": "dashboards"}
     done = run_action(inputs, runner_path, tmp_path)
@@ -177,7 +203,9 @@ def gitlab_job() -> dict:
     return yaml.safe_load(GITLAB.read_text())[GITLAB_JOB]
 
 
-def run_gitlab_job(variables: dict[str, str], runner_path: str) -> subprocess.CompletedProcess[str]:
+def run_gitlab_job(
+    variables: dict[str, str], runner_path: str, *, install: bool = False
+) -> subprocess.CompletedProcess[str]:
     """As a GitLab runner with a bash shell: the template's variables under the job's own (`extends`
     merges them), the CI/CD variables on top, every line of before_script then script in one shell
     that stops at the first failing line."""
@@ -185,10 +213,11 @@ def run_gitlab_job(variables: dict[str, str], runner_path: str) -> subprocess.Co
     lines = [
         line
         for line in [*job["before_script"], *job["script"]]
-        if "pip install" not in line  # replaced by the `rebuild-tracker` on runner_path (module docstring)
+        # replaced by the `rebuild-tracker` on runner_path unless installing (module docstring)
+        if install or "pip install" not in line
     ]
     env = {**{name: str(value) for name, value in job["variables"].items()}, **variables}
-    return run_bash("\n".join(lines), env, runner_path)
+    return run_bash("\n".join(lines), env, runner_path, installed=install)
 
 
 def project_variables(live_server, world) -> dict[str, str]:
@@ -212,6 +241,17 @@ def test_the_gitlab_job_fails_for_a_frozen_component(live_server, world, runner_
     )
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("blocked: kernels is frozen")
+
+
+def test_the_gitlab_job_installs_the_client_and_checks(live_server, world, tmp_path):
+    """Every line as written, pip included, with a fresh venv's python as the job image's python."""
+    image = tmp_path / "image-python"
+    subprocess.run([str(Path(RUNNER_PYTHON_BIN) / "python3"), "-m", "venv", str(image)], check=True)
+    variables = {**project_variables(live_server, world), "FREEZE_COMPONENT": "kernels"}
+    done = run_gitlab_job(variables, f"{image / 'bin'}:/usr/bin:/bin", install=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("blocked: kernels is frozen")
+    assert (image / "bin" / "rebuild-tracker").exists()
 
 
 def test_the_gitlab_job_passes_for_an_open_component(live_server, world, runner_path):

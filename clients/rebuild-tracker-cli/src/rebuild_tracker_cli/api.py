@@ -113,8 +113,11 @@ class Api:
     def __exit__(self, *exc: object) -> None:
         self.client.close()
 
-    def get(self, path: str, params: Params | None = None) -> Answer:
-        return self._call("GET", path, params=params)
+    def get(self, path: str, params: Params | None = None, *, timeout: float | None = None) -> Answer:
+        """`timeout` shortens the request's (a wait's last poll must not outlast the wait)."""
+        return self._call(
+            "GET", path, params=params, timeout=min(timeout or HTTP_TIMEOUT_SECONDS, HTTP_TIMEOUT_SECONDS)
+        )
 
     def post(self, path: str, *, content: bytes, content_type: str, idempotency_key: str) -> Answer:
         headers = {"Content-Type": content_type, "Idempotency-Key": idempotency_key}
@@ -124,7 +127,8 @@ class Api:
         try:
             response = self.client.request(method, path, **kwargs)
         except httpx.TimeoutException:
-            raise ApiError(f"no answer from {self.base} within {HTTP_TIMEOUT_SECONDS:.0f} s") from None
+            seconds = kwargs.get("timeout", HTTP_TIMEOUT_SECONDS)
+            raise ApiError(f"no answer from {self.base} within {seconds:.0f} s") from None
         except httpx.HTTPError as exc:
             raise ApiError(f"cannot reach {self.base}: {exc}") from None
         if response.is_redirect:

@@ -169,7 +169,8 @@ def gate_wait(api: Api, args: argparse.Namespace) -> int:
     goal = " or ".join(sorted(wanted))
     deadline = time.monotonic() + args.timeout
     while True:
-        body = api.get(f"/gates/{args.id}/").body
+        # Each poll gets at most the time left (and a second to answer a zero timeout's single check).
+        body = api.get(f"/gates/{args.id}/", timeout=max(deadline - time.monotonic(), 1.0)).body
         status = body.get("status")
         if status not in GATE_STATUSES:
             raise ApiError(f"the answer holds no known gate status ({status!r})")
