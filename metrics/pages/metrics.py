@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -88,8 +89,29 @@ def metric_detail(request: HttpRequest, key: str) -> HttpResponse:
             "can_ingest": may_ingest(request.user),
             "compare_metric": definition.key if definition.status == "active" else definition.ref,
             "export_limit": f"{settings.OBSERVATION_EXPORT_MAX_ROWS:,}",
+            "export_since": _export_since(series, settings.OBSERVATION_EXPORT_MAX_ROWS),
         },
     )
+
+
+def _export_since(series: dict[str, dict[str, list[tuple[datetime, float, int]]]], limit: int) -> str:
+    """Where the page's Download CSV starts: blank for the whole series while it fits the export's row
+    limit, else the first UTC day of the newest days that fit, so the button downloads a file instead of
+    the export's 400 (the rollups' day counts; the export itself still counts exactly)."""
+    per_day: dict[datetime, int] = {}
+    for systems in series.values():
+        for points in systems.values():
+            for day, _, n in points:
+                per_day[day] = per_day.get(day, 0) + n
+    if sum(per_day.values()) <= limit:
+        return ""
+    total, since = 0, None
+    for day in sorted(per_day, reverse=True):
+        total += per_day[day]
+        if total > limit:
+            break
+        since = day
+    return (since or max(per_day)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _pull_sources(definition: MetricDefinition, versions: list[MetricDefinition]) -> list[dict[str, Any]]:

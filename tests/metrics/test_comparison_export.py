@@ -12,7 +12,7 @@ from html import unescape
 import pytest
 from django.utils import timezone
 
-from metrics.api.comparisons import COMPARISON_CSV_COLUMNS
+from metrics.api.comparisons import ANSWER_COLUMNS, COMPARISON_CSV_COLUMNS, ComparisonCoreOutput
 from metrics.models import Observation
 from tests.conftest import api_token
 
@@ -172,3 +172,9 @@ def test_the_export_answers_csv_however_it_is_asked_for(as_user, viewer, stored,
     params = {**QUERY, **{k: v for k, v in asked.items() if not k.startswith("HTTP_")}}
 
     assert len(rows_of(as_user(viewer).get(EXPORT, params, **headers))) == 2
+
+
+def test_every_field_of_the_answer_has_a_column():
+    """ANSWER_COLUMNS is written out for the file's order; a field added to the answer must join it."""
+    sides_and_pair = {"baseline", "candidate", "relative_performance_ci"}  # written as their own columns
+    assert set(ComparisonCoreOutput().fields) - sides_and_pair <= set(ANSWER_COLUMNS)
