@@ -328,6 +328,7 @@ SPECTACULAR_SETTINGS = {
         "GateDecisionEnum": "program.models.Decision.Verdict",
         "FreezeDecisionEnum": ["allowed", "needs_approval", "forbidden"],
         "ApiTokenStatusEnum": ["active", "expired", "revoked"],
+        "AlertStatusEnum": ["firing", "resolved"],  # Alertmanager's, of an alert and of a notification
     },
 }
 

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from core.api.permissions import RoleRequired, WriteRule
 from core.api.serializers import KeyRelatedField
+from core.idempotency import IDEMPOTENCY_KEY, idempotent
 from core.roles import FRAMEWORK_ENGINEERS, PROGRAM_LEADS, acting_user
 from freeze.models import Component
 from incidents.models import AlertRoute, BugClass, Severity
@@ -70,7 +71,8 @@ class AlertRouteList(generics.ListAPIView[AlertRoute]):
     def get_queryset(self) -> QuerySet[AlertRoute]:
         return routes()
 
-    @extend_schema(request=AlertRouteInput, responses={201: AlertRouteOutput})
+    @extend_schema(request=AlertRouteInput, responses={201: AlertRouteOutput}, parameters=[IDEMPOTENCY_KEY])
+    @idempotent
     def post(self, request: Request) -> Response:
         data = AlertRouteInput(data=request.data)
         data.is_valid(raise_exception=True)
