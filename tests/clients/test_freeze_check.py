@@ -72,7 +72,7 @@ def test_an_unknown_component_is_exit_2_with_the_apis_message_naming_it(live_ser
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("error: HTTP 400: component: ")
-    assert "no-such-part" in done.stderr
+    assert done.stderr.count("no-such-part") == 1, done.stderr  # said once, not detail + (problem)
 
 
 def test_an_unknown_program_is_exit_2_naming_it(live_server, world):

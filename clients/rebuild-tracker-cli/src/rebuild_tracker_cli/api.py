@@ -78,7 +78,9 @@ def _error_message(response: httpx.Response) -> tuple[str, Any]:
         shown = "; ".join(_problem(error) for error in errors[:SHOWN_PROBLEMS])
         if len(errors) > SHOWN_PROBLEMS:
             shown += f"; and {len(errors) - SHOWN_PROBLEMS} more"
-        if body["detail"] not in {error.get("message") for error in errors}:
+        # The detail often is the first problem already said ("component: …"): say it once.
+        said = {error.get("message") for error in errors} | {_problem(error) for error in errors}
+        if body["detail"] not in said:
             shown = f"{body['detail']} ({shown})"
         return f"HTTP {response.status_code}: {shown}", body
     text = response.text.strip().splitlines()[0][:200] if response.text.strip() else response.reason_phrase
