@@ -13,6 +13,7 @@ merged buckets of their days with the bucketed rows of their edges (one UNION AL
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, cast
@@ -138,6 +139,25 @@ def rollups_answer(rows: int, threshold: int | None = None) -> bool:
     return rows > (settings.ROLLUP_THRESHOLD if threshold is None else threshold)
 
 
+def window_reads_rollups(
+    side_rows: Iterable[int],
+    *,
+    since: datetime | None,
+    has_histograms: bool,
+    threshold: int | None = None,
+) -> bool:
+    """The one rule of a window's rows versus its day rollups, for the comparison
+    (`sketches_over_threshold`) and the chart of a window no comparison was computed for
+    (metrics.selectors.comparison_series `window_series`). `side_rows`: the rows counted in the
+    rollups of each side that has any. Never for a definition with OTLP histogram points (the rollups
+    hold no buckets); else when a side with rollups counts more than the threshold (`rollups_answer`),
+    or the window reaches before the retention horizon, whose rows may be gone (metrics.retention). A
+    window without rollups reads its rows, wherever it is: there is nothing else to read."""
+    if has_histograms:
+        return False
+    return any(rollups_answer(n, threshold) or reaches_before_horizon(since) for n in side_rows)
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """What the rollups decide about a list of windows (`sketches_over_threshold`)."""
@@ -169,13 +189,12 @@ def sketches_over_threshold(
             sketch = sketches.setdefault((index, system_id), Sketch())
             sketch.moments.add(n, total, m2, low, high)
             sketch.zeros += zeros
-    # A window reaching before the retention horizon reads the rollups whatever its size: its rows may be
-    # gone (metrics.retention).
     large = {
         i
         for (i, _), sketch in sketches.items()
-        if i not in histograms
-        and (rollups_answer(len(sketch), threshold) or reaches_before_horizon(windows[i].since))
+        if window_reads_rollups(
+            [len(sketch)], since=windows[i].since, has_histograms=i in histograms, threshold=threshold
+        )
     }
     if not large:
         return Thresholds({}, histograms)

@@ -7,8 +7,9 @@ workloads; otherwise from the rows, in one aggregate query with PostgreSQL doing
 percentile. Windows of at most MAX_HOURLY are bucketed by hour, longer ones by day.
 
 One query either way. Grafana's query API (program/api/prometheus.py) reads the same series through
-`window_series`, for a window no comparison was computed for: it applies the comparison's
-rows-or-rollups rule itself (one more query) and fixes the bucket, so each step maps to one."""
+`window_series`, for a window no comparison was computed for: it applies the comparison's own
+rows-or-rollups rule (metrics.rollups.read `window_reads_rollups`, one more query for its counts) and
+fixes the bucket, so each step maps to one."""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ import orjson
 from core.replica import read_connection
 from metrics.inference import QUANTILES
 from metrics.models import MetricDefinition, System, Workload
-from metrics.retention import reaches_before_horizon
-from metrics.rollups.read import Window, rollup_summaries, rollups_answer
+from metrics.rollups.read import Window, rollup_summaries, rollups_answer, window_reads_rollups
 from metrics.rollups.sketch import Sketch, percentile_cont
 from metrics.selectors.comparison.compute import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
 from metrics.selectors.comparison.query import ComparisonQuery
@@ -172,8 +172,9 @@ def window_series(
 ) -> dict[str, Series]:
     """The comparison chart's series of a window no comparison was computed for (the Prometheus-style
     query API): each statistic's `comparison_series`, reading rows or day rollups by the comparison's
-    own rule (`sides_fetch`: a side over settings.ROLLUP_THRESHOLD rows in its whole days' rollups, or
-    a window reaching before the retention horizon; never for a definition with histogram points).
+    own rule, metrics.rollups.read `window_reads_rollups`: a side with rollups over
+    settings.ROLLUP_THRESHOLD rows in its whole days, or with rollups in a window reaching before the
+    retention horizon; never for a definition with histogram points).
     One query for that rule (the rollups' counts, `rollup_summaries`), then one per statistic."""
     query = ComparisonQuery(
         definition=definition,
@@ -190,9 +191,8 @@ def window_series(
     )
     window = Window(definition.pk, workload.pk if workload else None, since, until)
     (counts,) = rollup_summaries([window], baseline_id=baseline.pk, candidate_id=candidate.pk)
-    rollups = not definition.has_histograms and (
-        rollups_read(query, counts.get(baseline.pk, (0,))[0], counts.get(candidate.pk, (0,))[0])
-        or reaches_before_horizon(since)
+    rollups = window_reads_rollups(
+        [n for n, _, _ in counts.values()], since=since, has_histograms=definition.has_histograms
     )
     return {
         statistic: comparison_series(query, statistic=statistic, rollups=rollups, bucket=bucket)

@@ -29,6 +29,10 @@ _METACHARACTERS = frozenset(".*+?^$()[]{}|\\")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "`": "`"}
 # A scalar expression: numbers, + - * / % and parentheses only (checked before Python's parser sees it).
 _SCALAR = re.compile(r"[0-9.eE+\-*/%() \t\n]+")
+# A scalar expression's length, at most: Grafana's "Save & test" sends `1+1`, and a bound on the text
+# bounds the depth of its tree, which `_evaluate` walks recursively (1,200 terms would pass Python's
+# recursion limit). 200 is also the parser's own limit on nested parentheses.
+MAX_SCALAR_LENGTH = 200
 _SCALAR_OPERATORS: dict[type[ast.AST], Callable[..., float]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -215,20 +219,31 @@ def _regex_matcher(label: str, pattern: str) -> Matcher:
 
 
 def _scalar(text: str) -> float:
+    if len(text) > MAX_SCALAR_LENGTH:
+        raise PromQLError(
+            f"a scalar expression of {len(text)} characters: at most {MAX_SCALAR_LENGTH} are read"
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise PromQLError(f"cannot parse '{text}' as arithmetic on numbers") from None
-    return _evaluate(tree.body)
+    return _evaluate(tree.body, text)
 
 
-def _evaluate(node: ast.AST) -> float:
+def _evaluate(node: ast.AST, text: str) -> float:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
+        try:
+            value = float(node.value)
+        except OverflowError:  # an integer literal past a float's range (over 308 digits)
+            value = math.inf
+        if math.isinf(value):  # `1e310`: Prometheus' parser refuses a number out of a float's range
+            literal = ast.get_source_segment(text, node)
+            raise PromQLError(f'error parsing number: parsing "{literal}": value out of range')
+        return value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _SCALAR_OPERATORS:
-        return _SCALAR_OPERATORS[type(node.op)](_evaluate(node.operand))
+        return _SCALAR_OPERATORS[type(node.op)](_evaluate(node.operand, text))
     if isinstance(node, ast.BinOp) and type(node.op) in _SCALAR_OPERATORS:
-        left, right = _evaluate(node.left), _evaluate(node.right)
+        left, right = _evaluate(node.left, text), _evaluate(node.right, text)
         if right == 0 and isinstance(node.op, ast.Div | ast.Mod):  # PromQL's float division, as Go's
             return math.nan if left == 0 or isinstance(node.op, ast.Mod) else math.copysign(math.inf, left)
         return _SCALAR_OPERATORS[type(node.op)](left, right)

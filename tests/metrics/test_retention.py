@@ -19,7 +19,7 @@ from metrics.partitions import (
     partition_name,
     partitions_existing,
 )
-from metrics.public import comparison_compute
+from metrics.public import comparison_compute, window_series
 from metrics.retention import observations_partitions_drop, retention_horizon
 from metrics.rollups.maintain import rollups_medians_recompute, rollups_rebuild
 from metrics.tasks import observations_partitions_drop as drop_task
@@ -138,6 +138,33 @@ def test_a_window_inside_the_kept_months_reads_its_rows_as_before(two_months):
     )
     assert comparison.verdict == "better"
     assert "rollups" not in comparison.method and "retention" not in comparison.method
+
+
+def test_a_window_before_the_horizon_without_rollups_yet_charts_its_rows_as_it_compares_them(two_months):
+    """Before its deltas are folded, an old month has rows and no rollups: the comparison reads the rows,
+    and so does the chart of the window (Grafana's query API), by the same rule."""
+    assert not ObservationRollup.objects.exists()
+    window = {"since": OLD, "until": month_add(OLD, 1)}
+    sides = {"baseline": two_months["legacy"], "candidate": two_months["rebuilt"]}
+    comparison = comparison_compute(definition=two_months["latency"], **sides, **window)
+    assert (comparison.baseline.n, comparison.candidate.n) == (150, 150)
+    assert "(rollups)" not in comparison.method  # the rows settled it
+
+    series = window_series(
+        definition=two_months["latency"],
+        workload=None,
+        statistics=["p50"],
+        bucket="day",
+        **sides,
+        **window,
+    )["p50"]
+    # 150 rows 7 minutes apart from the 10th: 18 hours, one UTC day.
+    day = OLD + timedelta(days=9)
+    rows = Observation.objects.filter(system=two_months["legacy"], observed_at__lt=month_add(OLD, 1))
+    expected = float(np.median([r.value for r in rows]))
+    assert [at for at, _ in series.baseline] == [day]
+    assert series.baseline[0][1] == pytest.approx(expected)
+    assert len(series.candidate) == 1
 
 
 def test_the_drop_is_scheduled_daily(settings):

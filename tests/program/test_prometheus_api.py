@@ -289,9 +289,29 @@ def test_bad_parameters_are_bad_data_with_prometheus_messages(live_server, world
             "exceeded maximum resolution of 11,000",
         ),
         ({"start": "0", "end": "1", "step": "1"}, 'invalid parameter "query"'),
+        # Past what datetime holds once a bucket is added: refused, not a 500.
+        (
+            {"query": query, "start": "1e15", "end": "1e15", "step": "60"},
+            'invalid parameter "start": cannot parse "1e15" to a valid timestamp',
+        ),
+        (
+            {"query": query, "start": "9999-12-31T23:00:00Z", "end": "9999-12-31T23:30:00Z", "step": "60"},
+            'invalid parameter "start": cannot parse "9999-12-31T23:00:00Z" to a valid timestamp',
+        ),
+        # A long or out-of-range scalar: refused, not a RecursionError or an OverflowError.
+        (
+            {"query": "+".join(["1"] * 1200), "start": "0", "end": "60", "step": "60"},
+            "a scalar expression of 2399 characters",
+        ),
+        ({"query": "1e310", "start": "0", "end": "60", "step": "60"}, "value out of range"),
+    ]
+    instant = f"{live_server.url}/api/prom/api/v1/query"
+    cases += [
+        ({"url": instant, "query": query, "time": "1e15"}, 'invalid parameter "time": cannot parse "1e15"'),
+        ({"url": instant, "query": "1" * 310}, "a scalar expression of 310 characters"),
     ]
     for params, message in cases:
-        answer = httpx.get(url, params=params, headers=headers)
+        answer = httpx.get(params.pop("url", url), params=params, headers=headers)
         assert answer.status_code == 400, params
         assert answer.json()["errorType"] == "bad_data"
         assert message in answer.json()["error"]

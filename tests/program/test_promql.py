@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 import pytest
 
@@ -99,3 +100,36 @@ def test_times_and_durations_read_as_prometheus_reads_them():
         parse_duration("1 hour", "step")
     with pytest.raises(PromQLError, match='invalid parameter "time"'):
         parse_time("nan", "time")
+
+
+@pytest.mark.parametrize(
+    "text", ["1e15", "-1e15", "9999-12-31T23:30:00Z", "0001-01-01T00:00:00Z", "253402300799"]
+)
+def test_a_time_datetime_cannot_hold_with_a_bucket_added_is_refused_as_prometheus_words_it(text):
+    with pytest.raises(PromQLError) as refused:
+        parse_time(text, "end")
+    assert str(refused.value) == f'invalid parameter "end": cannot parse "{text}" to a valid timestamp'
+
+
+def test_times_a_week_inside_datetimes_range_are_read():
+    assert parse_time("9999-12-24T00:00:00Z", "end") == datetime(9999, 12, 24, tzinfo=UTC).timestamp()
+    assert parse_time("0001-01-08T00:00:00Z", "start") == datetime(1, 1, 8, tzinfo=UTC).timestamp()
+
+
+def test_a_long_sum_is_refused_by_its_length_not_pythons_recursion_limit():
+    with pytest.raises(PromQLError, match="a scalar expression of 2399 characters: at most 200"):
+        parse_query("+".join(["1"] * 1200), labels=LABELS)
+    assert parse_query("+".join(["1"] * 100), labels=LABELS) == Scalar(100.0)
+
+
+@pytest.mark.parametrize("text", ["1e310", "2 * -1e400"])
+def test_a_number_past_a_floats_range_is_refused_as_prometheus_refuses_it(text):
+    with pytest.raises(PromQLError, match=r'error parsing number: parsing "1e\d+": value out of range'):
+        parse_query(text, labels=LABELS)
+
+
+def test_an_integer_literal_past_a_floats_range_is_refused_not_an_overflow(monkeypatch):
+    # 310 digits is over the length cap; with the cap raised, the literal itself is refused.
+    monkeypatch.setattr("program.promql.parse.MAX_SCALAR_LENGTH", 400)
+    with pytest.raises(PromQLError, match="value out of range"):
+        parse_query("1" * 310, labels=LABELS)
