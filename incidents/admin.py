@@ -75,9 +75,6 @@ class IncidentAdmin(ServiceSaveAdmin):
         )
 
 
-ROUTE_FIELDS = ("position", "matchers", "system", "component", "workload", "bug_class", "severity")
-
-
 @admin.register(AlertRoute)
 class AlertRouteAdmin(ServiceSaveAdmin):
     """Saved through alert_route_create / alert_route_update and deleted by an action that calls
@@ -85,7 +82,7 @@ class AlertRouteAdmin(ServiceSaveAdmin):
 
     list_display = ("position", "matchers", "system", "component", "bug_class", "severity")
     list_select_related = ("system", "component", "bug_class")
-    fields = ROUTE_FIELDS
+    fields = alerts.ROUTE_FIELDS
     actions = ["delete_routes"]
 
     def service_save(self, request: HttpRequest, form: ModelForm[AlertRoute], change: bool) -> AlertRoute:
@@ -93,10 +90,10 @@ class AlertRouteAdmin(ServiceSaveAdmin):
             return alerts.alert_route_update(
                 actor=acting_user(request),
                 route=form.instance,
-                changes=cast(alerts.RouteChanges, changed_values(form, ROUTE_FIELDS)),
+                changes=cast(alerts.RouteChanges, changed_values(form, alerts.ROUTE_FIELDS)),
             )
         return alerts.alert_route_create(
-            actor=acting_user(request), **{name: form.cleaned_data[name] for name in ROUTE_FIELDS}
+            actor=acting_user(request), **{name: form.cleaned_data[name] for name in alerts.ROUTE_FIELDS}
         )
 
     @admin.action(description="Delete the selected routes")

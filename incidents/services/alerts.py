@@ -1,13 +1,17 @@
 """Alertmanager → incidents: what one webhook notification does, and the routes that say where an
 alert goes (create / update / delete, for the page, the admin and the API alike).
 
-A firing alert opens an incident (detected and opened at its startsAt), or attaches to the open
-(unresolved) incident of the same fingerprint. A resolved alert marks that incident mitigated at its
+A firing alert opens an incident, detected at its startsAt (when the alert began firing, after its rule's
+`for:`), or attaches to the open (unresolved) incident of the same fingerprint. It is opened at its
+`failure_began_at` annotation when the rule sets one no later than startsAt, else at startsAt too: MTTD
+then counts from the firing (0) until a person sets when the failure began. A resolved alert marks that incident mitigated at its
 endsAt; resolving stays a person's act (incident_resolve). Everything goes through incident_file and
 incident_update, so the time-order rules, the audit rows and the notices hold as for hand-filed
 incidents. Alertmanager sends the same alerts again (each group_interval while the group changes,
-each repeat_interval while it fires, and retries on error), so a notification that changes nothing
-writes nothing.
+each repeat_interval while it fires, and retries on a 5xx answer), so a notification that changes
+nothing writes nothing. Each alert is its own outcome in its own transaction: Alertmanager drops a
+notification answered 4xx, so one unusable alert must not lose the others (a resolved alert is sent
+once). An unusable alert is answered "refused" with its field and reason, and logged.
 
 An alert no route matches opens no incident: an incident needs a system, component and bug class,
 and inventing them would put it into the wrong system's MTTD/MTTR. It is kept as an UnroutedAlert
@@ -17,7 +21,7 @@ Alertmanager's next repeat of the still-firing alert opens the incident with its
 
 from __future__ import annotations
 
-import re
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict
@@ -37,16 +41,24 @@ from incidents.services.filing import incident_file, incident_notify, incident_u
 from metrics.models import System, Workload
 
 FIRING, RESOLVED = "firing", "resolved"
-MSG_MATCHER = "Matcher label {name!r} is not a label name (letters, digits and _, not starting with a digit)."
+MSG_MATCHER = "Matcher label {name!r} is not a label name (any text but empty, without NUL characters)."
 MSG_MATCHERS = 'Matchers are an object of label → value, e.g. {"alertname": "NcclAllReduceHang"}.'
 MSG_MATCHER_VALUE = "Matcher {name!r} needs a text value."
 MSG_POSITION = "position must be 0 or more."
 MSG_ROUTE_FIELD = "{name} cannot be changed here."
 ROUTE_ACTION = "manage alert routes"
 RECEIVE_ACTION = "open incidents from alerts"
-LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+FAILURE_BEGAN_AT = "failure_began_at"
 TITLE_MAX = 200
 LINK_MAX = 500
+
+logger = logging.getLogger(__name__)
+
+
+def label_name_ok(name: str) -> bool:
+    """Prometheus 3 and Alertmanager 0.27+ take any UTF-8 label name (`k8s.namespace`), and labels are
+    only compared as text here; PostgreSQL's jsonb cannot hold NUL, and an empty name means nothing."""
+    return bool(name) and "\x00" not in name
 
 
 @dataclass(frozen=True)
@@ -63,12 +75,24 @@ class Alert:
 
 
 @dataclass(frozen=True)
+class RefusedAlert:
+    """An alert of a notification that cannot be used as sent (say its startsAt is not a time)."""
+
+    fingerprint: str
+    field: str  # the payload's own name below the alert, e.g. "startsAt"
+    reason: str
+
+
+@dataclass(frozen=True)
 class AlertOutcome:
-    """What one alert did: opened, attached, refired, mitigated, replayed, unrouted or ignored."""
+    """What one alert did: opened, attached, refired, mitigated, replayed, unrouted, ignored or refused
+    (then `field`, e.g. alerts.1.startsAt, and `reason` say why)."""
 
     fingerprint: str
     outcome: str
     incident: int | None = None
+    field: str = ""
+    reason: str = ""
 
 
 def _alertname(alert: Alert) -> str:
@@ -101,6 +125,28 @@ def _notes(alert: Alert, link: str) -> str:
     if alert.generator_url and not link:
         notes = f"{notes}\n\nAlert source: {alert.generator_url}".strip()
     return notes
+
+
+def _opened_at(alert: Alert) -> datetime:
+    """When the failure began: the rule's `failure_began_at` annotation (RFC 3339) if it is no later than
+    startsAt, else startsAt (when the alert began firing). An unusable annotation is logged, not refused:
+    the incident is still worth opening."""
+    text = alert.annotations.get(FAILURE_BEGAN_AT, "")
+    if not text:
+        return alert.starts_at
+    try:
+        began = datetime.fromisoformat(text)
+    except ValueError:
+        began = None
+    if began is None or began.tzinfo is None or began > alert.starts_at:
+        logger.warning(
+            "alert %s: annotation %s=%r is not an RFC 3339 time at or before startsAt; opened at startsAt",
+            alert.fingerprint,
+            FAILURE_BEGAN_AT,
+            text,
+        )
+        return alert.starts_at
+    return began
 
 
 def _record(
@@ -185,7 +231,7 @@ def _firing(
                 workload=route.workload,
                 bug_class=route.bug_class,
                 severity=severity if severity in Severity.values else route.severity,
-                opened_at=alert.starts_at,
+                opened_at=_opened_at(alert),
                 detected_at=alert.starts_at,
                 troubleshooting=_notes(alert, link),
                 link=link,
@@ -232,31 +278,41 @@ def _resolved(*, actor: User, alert: Alert, receiver: str) -> AlertOutcome:
     return AlertOutcome(fingerprint, "mitigated", incident.pk)
 
 
-def alert_receive(*, actor: User, receiver: str, alerts: list[Alert], now: datetime) -> list[AlertOutcome]:
-    """One Alertmanager notification, all or nothing: a refusal (say a time in the future) names the
-    alert by its index (`alerts.<i>.<field>`) and writes nothing, and Alertmanager retries it."""
+def alert_receive(
+    *, actor: User, receiver: str, alerts: list[Alert | RefusedAlert], now: datetime
+) -> list[AlertOutcome]:
+    """One Alertmanager notification, one outcome per alert, each alert in its own transaction.
+
+    Alertmanager retries a 5xx answer but drops a notification answered 4xx, with every alert in it, and
+    a resolved alert is sent once: so an alert that cannot be used (a startsAt in the future, say) is
+    answered "refused" with its field (`alerts.<i>.<field>`) and reason, logged, and writes nothing,
+    while the others of the notification are written as usual."""
     incident_writer_check(actor=actor, action=RECEIVE_ACTION)
+    routes = list(AlertRoute.objects.select_related("system", "component", "workload", "bug_class"))
     outcomes = []
-    with transaction.atomic():
-        routes = list(AlertRoute.objects.select_related("system", "component", "workload", "bug_class"))
-        for index, alert in enumerate(alerts):
-            try:
+    for index, alert in enumerate(alerts):
+        if isinstance(alert, RefusedAlert):
+            outcomes.append(_refused(receiver, index, alert.fingerprint, alert.field, alert.reason))
+            continue
+        try:
+            with transaction.atomic():
                 if alert.status == FIRING:
                     outcome = _firing(actor=actor, alert=alert, receiver=receiver, routes=routes, now=now)
                 else:
                     outcome = _resolved(actor=actor, alert=alert, receiver=receiver)
-            except ApplicationError as refusal:
-                raise ApplicationError(
-                    f"alerts.{index}: {refusal.message}",
-                    status=refusal.status,
-                    errors=[
-                        {**error, "field": f"alerts.{index}.{_payload_field(error.get('field'))}"}
-                        for error in refusal.errors
-                    ]
-                    or [{"field": f"alerts.{index}", "message": refusal.message}],
-                ) from refusal
-            outcomes.append(outcome)
+        except ApplicationError as refusal:
+            name = refusal.errors[0].get("field") if refusal.errors else None
+            outcome = _refused(receiver, index, alert.fingerprint, _payload_field(name), refusal.message)
+        outcomes.append(outcome)
     return outcomes
+
+
+def _refused(receiver: str, index: int, fingerprint: str, name: str, reason: str) -> AlertOutcome:
+    field_name = f"alerts.{index}.{name}" if name else f"alerts.{index}"
+    logger.warning(
+        "alert refused (receiver %s, %s, fingerprint %r): %s", receiver, field_name, fingerprint, reason
+    )
+    return AlertOutcome(fingerprint, "refused", field=field_name, reason=reason)
 
 
 def _payload_field(name: str | None) -> str:
@@ -265,7 +321,7 @@ def _payload_field(name: str | None) -> str:
         return "startsAt"
     if name == "mitigated_at":
         return "endsAt"
-    return name or "fingerprint"
+    return name or ""
 
 
 class RouteChanges(TypedDict, total=False):
@@ -287,7 +343,7 @@ def _matchers_check(matchers: object) -> dict[str, str]:
     if not isinstance(matchers, dict):  # the admin's JSON box takes any JSON
         raise ApplicationError(MSG_MATCHERS, status=400, field="matchers")
     for name, value in matchers.items():
-        if not LABEL_NAME.match(str(name)):
+        if not label_name_ok(str(name)):
             raise ApplicationError(MSG_MATCHER.format(name=name), status=400, field="matchers")
         if not isinstance(value, str):
             raise ApplicationError(MSG_MATCHER_VALUE.format(name=name), status=400, field="matchers")

@@ -68,3 +68,9 @@ def test_the_admin_deletes_routes_with_the_service_action(client, refs, staff_en
     )
     assert not AlertRoute.objects.exists()
     assert [t.action for t in transitions_for(route)] == ["created", "deleted"]
+
+
+def test_the_admin_edits_the_fields_the_route_service_takes():
+    from incidents.admin import AlertRouteAdmin
+
+    assert AlertRouteAdmin.fields is alerts.ROUTE_FIELDS  # one list: a new route field reaches both

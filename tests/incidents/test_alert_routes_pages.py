@@ -3,6 +3,8 @@ action's feedback (add, refuse, edit, delete); unrouted alerts are shown with a 
 
 from __future__ import annotations
 
+import html
+import re
 from datetime import timedelta
 
 import pytest
@@ -82,7 +84,8 @@ def test_an_engineer_adds_a_route_and_is_told_where_it_went(refs, client, engine
 
 def test_a_refused_route_shows_the_form_again_with_the_reason(refs, client, engineer):
     client.force_login(engineer)
-    form = {"matchers": "alert name=x", "system": "rebuilt", "component": "nccl"}
+    # A quoted name may hold any text; NUL is the one thing a label name cannot be.
+    form = {"matchers": '"\\u0000"=x', "system": "rebuilt", "component": "nccl"}
     form |= {"bug_class": "communication-hang", "severity": "sev2"}
     response = client.post(f"{PAGE}new/", form)
     assert response.status_code == 400
@@ -116,3 +119,29 @@ def test_route_it_starts_a_route_from_the_unrouted_alerts_labels(refs, client, e
     client.force_login(engineer)
     body = client.get(f"{PAGE}?for=c3").content.decode()
     assert 'value="alertname=GpuXidErrors, cluster=rebuilt"' in body
+
+
+def test_an_api_route_with_a_comma_in_a_value_is_saved_from_the_page_unchanged(refs, client, engineer):
+    client.force_login(engineer)
+    matchers = {"alertname": "A", "job": "train,eval=1", "k8s.namespace": 'say "hi"'}
+    existing = route(refs, engineer, **matchers)
+    body = client.get(f"{PAGE}?edit={existing.pk}").content.decode()
+    shown = html.unescape(re.search(rf'name="route-{existing.pk}-matchers"[^>]*value="([^"]*)"', body)[1])
+    assert shown == 'alertname=A, job="train,eval=1", k8s.namespace="say \\"hi\\""'
+    prefix = f"route-{existing.pk}-"
+    form = {f"{prefix}matchers": shown, f"{prefix}system": "rebuilt", f"{prefix}component": "nccl"}
+    form |= {f"{prefix}bug_class": "communication-hang", f"{prefix}severity": "sev1"}
+    response = client.post(f"{PAGE}{existing.pk}/edit/", form, follow=True)
+    assert b"saved." in response.content
+    existing.refresh_from_db()
+    assert (existing.matchers, existing.severity) == (matchers, "sev1")
+
+
+@pytest.mark.parametrize("typed", ['job="train,eval', "job=train, eval", 'job="a\\q"'])
+def test_a_comma_outside_quotes_or_a_broken_quote_is_refused_naming_the_field(refs, client, engineer, typed):
+    client.force_login(engineer)
+    form = {"matchers": typed, "system": "rebuilt", "component": "nccl"}
+    form |= {"bug_class": "communication-hang", "severity": "sev2"}
+    response = client.post(f"{PAGE}new/", form)
+    assert response.status_code == 400 and b"in double quotes" in response.content
+    assert not AlertRoute.objects.exists()

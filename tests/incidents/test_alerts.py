@@ -91,7 +91,7 @@ def test_a_firing_alert_opens_an_incident_detected_at_its_start_on_its_route(am,
     starts = timezone.now() - timedelta(hours=2)
     assert outcomes(am.post(URL, payload(alert(starts=starts)), format="json")) == ["opened"]
     incident = Incident.objects.get()
-    assert incident.opened_at == incident.detected_at == starts
+    assert incident.detected_at == starts
     assert (incident.system, incident.component, incident.workload, incident.bug_class) == (
         refs["rebuilt"],
         refs["nccl"],
@@ -230,27 +230,90 @@ def test_the_first_route_in_position_order_that_matches_wins(am, refs, bot):
     ("change", "field"),
     [
         ({"version": "3"}, "version"),
-        ({"alerts": [{**alert(), "startsAt": "yesterday"}]}, "alerts.0.startsAt"),
-        ({"alerts": [{k: v for k, v in alert().items() if k != "fingerprint"}]}, "alerts.0.fingerprint"),
-        ({"alerts": [{**alert(), "status": "pending"}]}, "alerts.0.status"),
-        ({"alerts": [{**alert(), "labels": "alertname=x"}]}, "alerts.0.labels"),
-        ({"alerts": [{**alert(), "labels": {"bad\u0000name": "x"}}]}, "alerts.0.labels"),
-        ({"alerts": [alert("resolved")]}, "alerts.0.endsAt"),
+        ({"alerts": {"0": alert()}}, "alerts"),
+        ({"alerts": "all of them"}, "alerts"),
+        ({"receiver": None}, "receiver"),
+        ({"status": "pending"}, "status"),
     ],
 )
-def test_a_malformed_payload_is_a_400_naming_the_field_and_writes_nothing(am, route, change, field):
+def test_a_malformed_envelope_is_a_400_naming_the_field_and_writes_nothing(am, route, change, field):
     response = am.post(URL, {**payload(alert()), **change}, format="json")
     assert response.status_code == 400
     assert field in [error["field"] for error in response.json()["errors"]]
     assert not Incident.objects.exists() and not UnroutedAlert.objects.exists()
 
 
-def test_one_refused_alert_writes_none_of_the_notification(am, route):
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({**alert(fp="bb02"), "startsAt": "yesterday"}, "alerts.0.startsAt"),
+        ({k: v for k, v in alert().items() if k != "fingerprint"}, "alerts.0.fingerprint"),
+        ({**alert(fp="bb02"), "status": "pending"}, "alerts.0.status"),
+        ({**alert(fp="bb02"), "labels": "alertname=x"}, "alerts.0.labels"),
+        ({**alert(fp="bb02"), "labels": {"bad\u0000name": "x"}}, "alerts.0.labels"),
+        (alert("resolved", fp="bb02"), "alerts.0.endsAt"),
+        ("not an alert", "alerts.0"),
+        (alert(fp="bb02", starts=timezone.now() + timedelta(days=1)), "alerts.0.startsAt"),
+    ],
+)
+def test_an_unusable_alert_is_refused_naming_its_field_and_the_others_are_written(
+    am, route, bad, field, caplog
+):
+    good = alert(fp="cc03")
+    with caplog.at_level("WARNING", logger="incidents.services.alerts"):
+        response = am.post(URL, payload(bad, good, status="firing"), format="json")
+    assert outcomes(response) == ["refused", "opened"]
+    refused = response.json()[0]
+    assert refused["field"] == field and refused["reason"] and refused["incident"] is None
+    assert field in caplog.text
+    assert list(Incident.objects.values_list("alert_fingerprint", flat=True)) == ["cc03"]
+    assert not UnroutedAlert.objects.exists()
+
+
+def test_a_refused_alert_does_not_lose_the_resolution_sent_with_it(am, route):
+    starts = timezone.now() - timedelta(hours=2)
+    am.post(URL, payload(alert(starts=starts)), format="json")
     future = alert(fp="bb02", starts=timezone.now() + timedelta(days=1))
-    response = am.post(URL, payload(alert(), future), format="json")
-    assert response.status_code == 400
-    assert response.json()["errors"][0]["field"] == "alerts.1.startsAt"
-    assert not Incident.objects.exists()
+    ends = starts + timedelta(minutes=40)
+    response = am.post(URL, payload(future, alert("resolved", starts=starts, ends=ends)), format="json")
+    assert outcomes(response) == ["refused", "mitigated"]
+    assert response.json()[0]["field"] == "alerts.0.startsAt"
+    assert Incident.objects.get().mitigated_at == ends
+
+
+def test_label_names_with_dots_are_taken_and_routes_match_them(am, refs, bot):
+    alerts.alert_route_create(
+        actor=bot,
+        matchers={"k8s.namespace": "training"},
+        system=refs["rebuilt"],
+        component=refs["nccl"],
+        bug_class=refs["hang"],
+    )
+    dotted = alert(**{"k8s.namespace": "training"})
+    assert outcomes(am.post(URL, payload(dotted), format="json")) == ["opened"]
+
+
+def test_a_failure_began_at_annotation_before_the_firing_is_when_the_incident_opened(am, route):
+    starts = timezone.now() - timedelta(hours=2)
+    began = starts - timedelta(minutes=25)
+    early = alert(starts=starts)
+    early["annotations"]["failure_began_at"] = began.isoformat().replace("+00:00", "Z")
+    assert outcomes(am.post(URL, payload(early), format="json")) == ["opened"]
+    incident = Incident.objects.get()
+    assert (incident.opened_at, incident.detected_at) == (began, starts)
+
+
+@pytest.mark.parametrize("annotation", [None, "after", "not a time", "2026-01-01T00:00:00"])
+def test_without_a_usable_failure_began_at_the_incident_opens_at_the_firing(am, route, annotation):
+    starts = timezone.now() - timedelta(hours=2)
+    sent = alert(starts=starts)
+    if annotation == "after":
+        sent["annotations"]["failure_began_at"] = (starts + timedelta(minutes=5)).isoformat()
+    elif annotation:  # unparsable, or without an offset (not RFC 3339)
+        sent["annotations"]["failure_began_at"] = annotation
+    assert outcomes(am.post(URL, payload(sent), format="json")) == ["opened"]
+    incident = Incident.objects.get()
+    assert incident.opened_at == incident.detected_at == starts  # MTTD counts from the firing: 0
 
 
 def test_a_token_without_the_alerts_scope_is_refused_naming_it(route, bot):
@@ -279,7 +342,7 @@ def test_the_tokens_user_must_be_allowed_to_file_incidents(route, viewer):
 def test_a_route_names_labels_as_labels_and_only_writers_manage_routes(refs, bot, viewer):
     values = {"system": refs["rebuilt"], "component": refs["nccl"], "bug_class": refs["hang"]}
     with pytest.raises(ApplicationError) as refused:
-        alerts.alert_route_create(actor=bot, matchers={"alert name": "x"}, **values)
+        alerts.alert_route_create(actor=bot, matchers={"": "x"}, **values)
     assert refused.value.errors[0]["field"] == "matchers"
     with pytest.raises(PermissionDenied):
         alerts.alert_route_create(actor=viewer, matchers={}, **values)
