@@ -148,7 +148,10 @@ def test_a_window_before_the_horizon_without_rollups_yet_charts_its_rows_as_it_c
     sides = {"baseline": two_months["legacy"], "candidate": two_months["rebuilt"]}
     comparison = comparison_compute(definition=two_months["latency"], **sides, **window)
     assert (comparison.baseline.n, comparison.candidate.n) == (150, 150)
-    assert "(rollups)" not in comparison.method  # the rows settled it
+    assert "(rollups)" not in comparison.method  # the rows settled it, and the method says so
+    assert "the rollups alone" not in comparison.method
+    assert f"reaches before {retention_horizon():%Y-%m-%d}" in comparison.method
+    assert comparison.method.endswith("with no rollups yet: the rows kept)")
 
     series = window_series(
         definition=two_months["latency"],

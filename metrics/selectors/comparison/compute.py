@@ -39,6 +39,10 @@ REREAD = " (rows: the rollups could not tell)"  # read exactly after the buckets
 CANNOT_TELL = ": cannot tell at the buckets' accuracy"  # and no exact read was possible here
 # The window reaches before the retention horizon (metrics.retention): the rollups were the only source.
 BEFORE_HORIZON = " (rows before {horizon:%Y-%m-%d} are dropped by retention: the rollups alone)"
+# ... but no rollups hold it yet (an old month's deltas not folded): the rows still there settled it.
+BEFORE_HORIZON_ROWS = (
+    " (reaches before {horizon:%Y-%m-%d}, the retention horizon, with no rollups yet: the rows kept)"
+)
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_SAMPLES = 30
@@ -284,7 +288,8 @@ def comparison_of_sides(
         else:
             method += CANNOT_TELL
     if before_horizon:
-        method += BEFORE_HORIZON.format(horizon=retention_horizon())
+        said = BEFORE_HORIZON if base.from_rollups or cand.from_rollups else BEFORE_HORIZON_ROWS
+        method += said.format(horizon=retention_horizon())
     approximate = base.approximate or cand.approximate
     return Comparison(
         metric=definition.ref,
