@@ -57,7 +57,8 @@ def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {
-            "client_errors_without_traceback": {"()": "core.log_filters.ClientErrorsWithoutTraceback"}
+            "client_errors_without_traceback": {"()": "core.log_filters.ClientErrorsWithoutTraceback"},
+            "quiet_routine_tasks": {"()": "core.log_filters.QuietRoutineTasks"},
         },
         "formatters": {
             "structured": {
@@ -75,7 +76,10 @@ def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
             "console": {
                 "class": "logging.StreamHandler",
                 "formatter": "structured",
-                "filters": ["client_errors_without_traceback"],
+                "filters": [
+                    "client_errors_without_traceback",
+                    *(["quiet_routine_tasks"] if fmt == "console" else []),
+                ],
             }
         },
         "root": {"handlers": ["console"], "level": level},

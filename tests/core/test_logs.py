@@ -51,3 +51,41 @@ def test_production_logs_json_unless_told_and_refuses_an_unknown_format(value, f
     assert (result.returncode != 0) == fails, result.stderr
     if fails:
         assert "LOG_FORMAT must be one of json, console" in result.stderr
+
+
+def test_console_logs_leave_out_routine_tasks_info_lines_and_keep_the_rest(capsys):
+    """`make run`'s readable logs: the 5-s outbox sweep's lines go, its warnings and other tasks stay."""
+    import logging.config
+
+    import structlog
+
+    logging.config.dictConfig(logging_config(fmt="console", level="INFO"))
+    try:
+        receivers = structlog.get_logger("django_structlog.celery.receivers")
+        receivers.info("task_enqueued", child_task_id="a1", child_task_name="core.tasks.outbox_sweep")
+        logging.getLogger("celery.worker.strategy").info(
+            "Task core.tasks.outbox_sweep[a1] received",
+            extra={"data": {"id": "a1", "name": "core.tasks.outbox_sweep"}},
+        )
+        structlog.contextvars.bind_contextvars(task_id="a1")
+        receivers.info("task_started", task="core.tasks.outbox_sweep")
+        receivers.info("task_succeeded", duration_ms=3)  # only the id says whose
+        receivers.warning("sweep_slow", seconds=9)
+        structlog.contextvars.bind_contextvars(task_id="b2")
+        receivers.info("task_started", task="program.tasks.gate_evaluate")
+        receivers.info("task_succeeded", duration_ms=5)
+    finally:
+        structlog.contextvars.clear_contextvars()
+        logging.config.dictConfig(settings.LOGGING)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if "a1" in line or "outbox_sweep" in line] == [
+        next(line for line in lines if "sweep_slow" in line)
+    ]
+    assert sum("task_id=b2" in line for line in lines) == 2
+    assert "gate_evaluate" in "\n".join(lines)
+
+
+def test_json_logs_keep_routine_tasks_lines():
+    handler = logging_config(fmt="json", level="INFO")["handlers"]["console"]
+    logging_config(fmt=settings.LOG_FORMAT, level=settings.LOG_LEVEL)
+    assert handler["filters"] == ["client_errors_without_traceback"]
