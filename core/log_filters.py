@@ -42,6 +42,8 @@ class QuietRoutineTasks(logging.Filter):
         data = getattr(record, "data", None)  # celery's own records: {"id", "name", …}
         if isinstance(data, dict):
             name, task_id = name or data.get("name"), task_id or data.get("id")
+        if not event and any(f"({task})" in record.getMessage() for task in ROUTINE_TASKS):
+            return False  # celery.beat's "Sending due task outbox-sweep (core.tasks.outbox_sweep)"
         if name in ROUTINE_TASKS:
             if task_id:
                 self.routine_ids[str(task_id)] = None

@@ -62,6 +62,9 @@ def test_console_logs_leave_out_routine_tasks_info_lines_and_keep_the_rest(capsy
     logging.config.dictConfig(logging_config(fmt="console", level="INFO"))
     try:
         receivers = structlog.get_logger("django_structlog.celery.receivers")
+        logging.getLogger("celery.beat").info(
+            "Scheduler: Sending due task outbox-sweep (core.tasks.outbox_sweep)"
+        )
         receivers.info("task_enqueued", child_task_id="a1", child_task_name="core.tasks.outbox_sweep")
         logging.getLogger("celery.worker.strategy").info(
             "Task core.tasks.outbox_sweep[a1] received",
