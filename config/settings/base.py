@@ -499,8 +499,10 @@ HEALTH_CHECK_BROKER = bool(CELERY_BROKER_URL)
 # to. "console" is readable (development, tests); "json" is for a log collector (production's default).
 LOG_FORMAT = env.str("LOG_FORMAT", default="console")
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+# Readable logs leave out the 5-s outbox sweep's and the heartbeat's info lines; 1 shows them.
+LOG_ROUTINE_TASKS = env.bool("LOG_ROUTINE_TASKS", default=False)
 try:
-    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL)
+    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL, quiet_routine=not LOG_ROUTINE_TASKS)
 except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from exc
 # django-structlog: the request's log context (request id, user, address) travels in each task's headers

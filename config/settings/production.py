@@ -3,7 +3,7 @@ from django.core.exceptions import ImproperlyConfigured
 from core.telemetry.logs import logging_config
 
 from .base import *  # noqa: F403
-from .base import LOG_LEVEL, env
+from .base import LOG_LEVEL, LOG_ROUTINE_TASKS, env
 
 # Production refuses to start rather than fall back to something that only suits a laptop.
 _REQUIRED = {
@@ -37,6 +37,6 @@ EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.smtp.Ema
 # Logs as JSON lines for the collector (LOG_FORMAT=console brings back the readable ones).
 LOG_FORMAT = env.str("LOG_FORMAT", default="json")
 try:
-    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL)
+    LOGGING = logging_config(fmt=LOG_FORMAT, level=LOG_LEVEL, quiet_routine=not LOG_ROUTINE_TASKS)
 except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from exc

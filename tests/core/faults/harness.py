@@ -145,6 +145,7 @@ class Processes:
             **WORKER_ENV,
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
             "DJANGO_DEBUG": "false",
+            "LOG_ROUTINE_TASKS": "1",  # `succeeded` counts the sweeps' runs from the worker's log
             "DATABASE_URL": subprocess_database_url(),
             "CELERY_BROKER_URL": broker,
             "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
