@@ -126,6 +126,17 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "timeout": DATABASE_POOL_TIMEOUT,
     "reconnect_timeout": DATABASE_POOL_TIMEOUT,
 }
+# DATABASE_ENGINE_MODE=citus: DATABASE_URL is a Citus coordinator whose database has the extension and its
+# workers (docs/scaling.md); migrations distribute observations and rollups by metric (core/citus).
+DATABASE_ENGINE_MODE = env.str("DATABASE_ENGINE_MODE", default="postgresql")
+if DATABASE_ENGINE_MODE not in ("postgresql", "citus"):
+    raise ImproperlyConfigured(
+        f"DATABASE_ENGINE_MODE is 'postgresql' or 'citus', not {DATABASE_ENGINE_MODE!r}"
+    )
+if DATABASE_ENGINE_MODE == "citus":
+    DATABASES["default"]["ENGINE"] = "core.citus"
+# Shards per distributed table, set when the tables are distributed (a later change is a rebalance).
+CITUS_SHARD_COUNT = env.int("CITUS_SHARD_COUNT", default=32)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A read replica (docs/scaling.md): with DATABASE_REPLICA_URL, the pure-read views below read from it on
 # GET/HEAD (core/replica.py); everything else, and a browser that wrote in the last REPLICA_PIN_SECONDS,
