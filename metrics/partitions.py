@@ -5,6 +5,9 @@ partition that catches rows of a month that has none (far past or future, or a m
 task keeps partitions ready for the current month and the next `months_ahead`; a month whose rows
 already sit in DEFAULT gets them moved into its new partition in the same transaction, since
 PostgreSQL refuses a new partition whose range DEFAULT already holds rows of.
+
+In the Citus mode (core.citus) a month is made by Citus's create_time_partitions and renamed to the same
+name: attaching a local table, as below, would leave its rows behind on the coordinator, invisible.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from datetime import UTC, datetime
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
+
+from core.citus import citus_mode
 
 TABLE = "metrics_observation"
 DEFAULT_PARTITION = f"{TABLE}_default"
@@ -62,6 +67,38 @@ def _partition_attach(cursor: CursorWrapper, month: datetime) -> None:
     cursor.execute(f"ALTER TABLE {TABLE} ATTACH PARTITION {name} FOR VALUES FROM ('{low}') TO ('{high}')")
 
 
+def _partition_create_citus(cursor: CursorWrapper, month: datetime) -> None:
+    """`month`'s partition on Citus: made (and distributed, co-located) by create_time_partitions and
+    given this module's name. Rows DEFAULT holds of it are set aside first and put back through it."""
+    name, low, high = partition_name(month), month.isoformat(), month_add(month, 1).isoformat()
+    cursor.execute(
+        f"SELECT EXISTS (SELECT 1 FROM {DEFAULT_PARTITION} WHERE observed_at >= %s AND observed_at < %s)",
+        [low, high],
+    )
+    (waiting,) = cursor.fetchone()
+    if waiting:
+        cursor.execute(
+            f"CREATE TEMP TABLE partition_moved ON COMMIT DROP AS SELECT * FROM {DEFAULT_PARTITION}"
+            " WHERE observed_at >= %s AND observed_at < %s",
+            [low, high],
+        )
+        cursor.execute(
+            f"DELETE FROM {DEFAULT_PARTITION} WHERE observed_at >= %s AND observed_at < %s", [low, high]
+        )
+    cursor.execute("SELECT create_time_partitions(%s, '1 month', %s, %s)", [TABLE, high, low])
+    cursor.execute(
+        "SELECT partition::text FROM time_partitions"
+        " WHERE parent_table = %s::regclass AND from_value::timestamptz = %s",
+        [TABLE, low],
+    )
+    (made,) = cursor.fetchone()
+    if made != name:
+        cursor.execute(f"ALTER TABLE {made} RENAME TO {name}")
+    if waiting:
+        cursor.execute(f"INSERT INTO {TABLE} SELECT * FROM partition_moved")
+        cursor.execute("DROP TABLE partition_moved")
+
+
 def observations_partitions_create(
     *, now: datetime | None = None, months_ahead: int = MONTHS_AHEAD, since: datetime | None = None
 ) -> list[str]:
@@ -79,11 +116,19 @@ def observations_partitions_create(
         wanted.append(month)
         month = month_add(month, 1)
     created = []
+    own_transaction = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
+        if citus_mode() and own_transaction:
+            # One connection per worker for the whole transaction: Citus refuses DDL (the new month's
+            # shards) after a write to many shards over parallel connections (DEFAULT's rows moved). It
+            # can only be set before the first parallel query, so a caller's transaction that ran one
+            # (the demo's load) can make months but not move DEFAULT's rows; the beat task and the
+            # command run in transactions of their own.
+            cursor.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ADVISORY_LOCK])
         existing = set(partitions_existing())
         for month in wanted:
             if partition_name(month) not in existing:
-                _partition_attach(cursor, month)
+                (_partition_create_citus if citus_mode() else _partition_attach)(cursor, month)
                 created.append(partition_name(month))
     return created

@@ -30,6 +30,7 @@ from metrics.selectors.comparison.tags import (
     tag_filters_text,
 )
 from metrics.selectors.comparison_series import MAX_HOURLY
+from metrics.selectors.series_presence import series_present
 from metrics.selectors.sides_over_time import series_first_day, sides_over_time
 from metrics.services import definition_version_create
 from metrics.services.ensure import definition_ensure_registered
@@ -69,6 +70,7 @@ __all__ = [
     "rollups_rebuild",
     "rollups_refreshed",
     "series_first_day",
+    "series_present",
     "sides_fetch_many",
     "sides_over_time",
     "supersede_provider_register",

@@ -37,9 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from django.db.models import Exists, OuterRef, Q
-
-from metrics.models import MetricDefinition, Observation, System
+from metrics.models import MetricDefinition, System
 from metrics.public import (
     Comparison,
     Side,
@@ -48,6 +46,7 @@ from metrics.public import (
     comparison_of_sides,
     judge,
     rollup_summaries,
+    series_present,
     sides_fetch_many,
 )
 from program.models import Criterion, CriterionResult
@@ -71,23 +70,18 @@ def tracked_metrics(
     criterion: Criterion, *, baseline: System, candidate: System, since: datetime | None
 ) -> list[Tracked]:
     """Active definitions with data on either side for the criterion's workload and window, by key
-    (one query: two EXISTS on the observations' primary key each)."""
-
-    def on(system: System) -> Exists:
-        rows = Observation.objects.filter(definition_id=OuterRef("pk"), system_id=system.pk)
-        if criterion.workload_id:
-            rows = rows.filter(workload_id=criterion.workload_id)
-        if since is not None:
-            rows = rows.filter(observed_at__gte=since)
-        return Exists(rows)
-
-    definitions = (
-        MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE)
-        .annotate(on_baseline=on(baseline), on_candidate=on(candidate))
-        .filter(Q(on_baseline=True) | Q(on_candidate=True))
-        .order_by("key")
+    (two queries: the active definitions, then an index probe per definition and side)."""
+    definitions = list(MetricDefinition.objects.filter(status=MetricDefinition.Status.ACTIVE).order_by("key"))
+    present = series_present(
+        [d.pk for d in definitions],
+        system_ids=[baseline.pk, candidate.pk],
+        workload_id=criterion.workload_id,
+        since=since,
     )
-    return [Tracked(d, d.on_baseline, d.on_candidate) for d in definitions]
+    tracked = [
+        Tracked(d, (d.pk, baseline.pk) in present, (d.pk, candidate.pk) in present) for d in definitions
+    ]
+    return [t for t in tracked if t.on_baseline or t.on_candidate]
 
 
 def every_metric_inputs(

@@ -10,9 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, OuterRef
-
-from metrics.models import MetricDefinition, Observation
+from metrics.models import MetricDefinition
+from metrics.public import series_present
 from program.models import Criterion
 
 
@@ -38,18 +37,20 @@ def pinned_keys(criteria: Iterable[Criterion]) -> set[str]:
 
 def current_versions(criteria: Iterable[Criterion]) -> list[MetricDefinition]:
     """Every draft and active version of the criteria's metric keys, each marked `has_observations`;
-    one query (none when no criterion pins a metric)."""
+    two queries (none when no criterion pins a metric)."""
     keys = pinned_keys(criteria)
     if not keys:
         return []
-    return list(
+    versions = list(
         MetricDefinition.objects.filter(
             key__in=sorted(keys),
             status__in=[MetricDefinition.Status.DRAFT, MetricDefinition.Status.ACTIVE],
-        )
-        .annotate(has_observations=Exists(Observation.objects.filter(definition_id=OuterRef("pk"))))
-        .order_by("key", "version")
+        ).order_by("key", "version")
     )
+    present = series_present([v.pk for v in versions])
+    for version in versions:
+        version.has_observations = (version.pk, None) in present  # type: ignore[attr-defined]
+    return versions
 
 
 def active_of(versions: Iterable[MetricDefinition]) -> dict[str, MetricDefinition]:

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
 def plan_nodes_of(explained: Any) -> list[dict]:
-    """Every node of an `EXPLAIN (FORMAT JSON)` answer, the top one first."""
+    """Every node of an `EXPLAIN (FORMAT JSON)` answer, the top one first. On Citus, the plans each
+    task ran on a worker ("Distributed Query" → "Job" → "Tasks" → "Remote Plan") are nodes too."""
     top = explained[0] if isinstance(explained, list) else explained
     nodes, todo = [], [top["Plan"]]
     while todo:
         node = todo.pop()
         nodes.append(node)
         todo.extend(node.get("Plans", []))
+        for task in node.get("Distributed Query", {}).get("Job", {}).get("Tasks", []):
+            todo.extend(_unsharded(remote[0]["Plan"]) for remote in task.get("Remote Plan", []))
     return nodes
+
+
+def _unsharded(plan: dict) -> dict:
+    """A worker's plan with the shard ids taken off its relation and index names (…_y2031m09_102210 is
+    a shard of …_y2031m09), so a test names what it names on PostgreSQL."""
+    plan = dict(plan)
+    for name in ("Relation Name", "Index Name", "Alias"):
+        if name in plan:
+            plan[name] = re.sub(r"_[0-9]+$", "", plan[name])
+    plan["Plans"] = [_unsharded(child) for child in plan.get("Plans", [])]
+    return plan
 
 
 def rows_read(node: dict) -> float:

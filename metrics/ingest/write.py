@@ -154,9 +154,19 @@ def rows_write(valid: ValidRows, batch_id: int) -> int:
         try:
             with transaction.atomic():  # a savepoint: only the direct copy is undone on a collision
                 return _copy_direct(raw, valid, batch_id)
-        except psycopg.errors.UniqueViolation:
-            pass  # a row repeats a stored one, another of the batch, or one a concurrent batch stored
+        except (psycopg.errors.UniqueViolation, psycopg.errors.InternalError_) as exc:
+            if not _is_duplicate_key(exc):
+                raise
+            # a row repeats a stored one, another of the batch, or one a concurrent batch stored
         return _merge(raw, valid, batch_id)
+
+
+def _is_duplicate_key(exc: psycopg.Error) -> bool:
+    """A unique violation; on Citus, a COPY into a distributed table reports a shard's as an internal
+    error (SQLSTATE XX000, Citus 13.2) with PostgreSQL's message."""
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        return True
+    return (exc.diag.message_primary or "").startswith("duplicate key value violates unique constraint")
 
 
 def _merge(raw: psycopg.Cursor[Any], valid: ValidRows, batch_id: int) -> int:

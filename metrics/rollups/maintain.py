@@ -130,30 +130,48 @@ def rollups_mark_stale(
 
 
 def rollups_refresh_stale(*, limit: int = 500) -> int:
-    """Recompute the marked days (oldest marks first, at most `limit`) and clear their marks, in one
-    transaction per definition; how many marks were cleared."""
-    cleared = 0
+    """Recompute the marked days (at most `limit`, by definition) and clear their marks, in one
+    transaction per definition; how many marks were cleared.
+
+    Marks are locked one definition at a time: on Citus that is one shard's rows, and a lock across
+    shards (FOR UPDATE over the whole table) is refused."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT definition_id FROM metrics_rollupstale ORDER BY definition_id")
+        definition_ids = [definition_id for (definition_id,) in cursor.fetchall()]
+    cleared, refreshed = 0, []
+    for definition_id in definition_ids:
+        if cleared >= limit:
+            break
+        if count := _refresh_definition_stale(definition_id, limit=limit - cleared):
+            cleared += count
+            refreshed.append(definition_id)
+    if refreshed:
+        rollups_refreshed.send(sender=None, definition_ids=refreshed)
+    return cleared
+
+
+def _refresh_definition_stale(definition_id: int, *, limit: int) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT id, definition_id, workload_id, day FROM metrics_rollupstale
-            ORDER BY definition_id, workload_id, day LIMIT %s FOR UPDATE
+            SELECT id, workload_id, day FROM metrics_rollupstale WHERE definition_id = %s
+            ORDER BY workload_id, day LIMIT %s FOR UPDATE
             """,
-            [limit],
+            [definition_id, limit],
         )
-        marks = cursor.fetchall()
-        groups: dict[tuple[int, date], set[int]] = {}
-        for _, definition_id, workload_id, day in marks:
-            groups.setdefault((definition_id, day), set()).add(workload_id)
-        for (definition_id, day), workload_ids in sorted(groups.items()):
+        marks = cursor.fetchall()  # none if another refresh cleared them while this one waited
+        days: dict[date, set[int]] = {}
+        for _, workload_id, day in marks:
+            days.setdefault(day, set()).add(workload_id)
+        for day, workload_ids in sorted(days.items()):
             rollups_recompute(
                 definition_id=definition_id, first=day, last=day, workload_ids=sorted(workload_ids)
             )
-        if marks:
-            cursor.execute("DELETE FROM metrics_rollupstale WHERE id = ANY(%s)", [[m[0] for m in marks]])
-            cleared = len(marks)
-            rollups_refreshed.send(sender=None, definition_ids=sorted({d for d, _ in groups}))
-    return cleared
+        cursor.execute(
+            "DELETE FROM metrics_rollupstale WHERE definition_id = %s AND id = ANY(%s)",
+            [definition_id, [mark_id for mark_id, _, _ in marks]],
+        )
+        return len(marks)
 
 
 def rollups_rebuild(*, definition_ids: list[int] | None = None, since: date | None = None) -> int:

@@ -25,53 +25,54 @@ from metrics.retention import reaches_before_horizon
 from metrics.rollups.sketch import LOG_GAMMA, Sketch
 from metrics.rollups.summary import bucket_key_sql
 
-WANTED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date)"
-MATCH = """
-JOIN metrics_observationrollup r
-  ON r.definition_id = wanted.definition_id AND r.system_id IN (%s, %s)
- AND (wanted.workload_id IS NULL OR r.workload_id = wanted.workload_id)
- AND (wanted.first_day IS NULL OR r.day >= wanted.first_day)
- AND (wanted.end_day IS NULL OR r.day < wanted.end_day)
+# Every query here is a UNION ALL of one part per window, each naming its definition: on Citus
+# (core.citus) each part is then a single-shard query, where a join of the windows' VALUES with the
+# distributed rollups was refused or read every shard; on PostgreSQL the same index reads.
+DAYS = """
+  r.definition_id = %s AND r.system_id IN (%s, %s)
+  AND (%s::bigint IS NULL OR r.workload_id = %s::bigint)
+  AND (%s::date IS NULL OR r.day >= %s::date) AND (%s::date IS NULL OR r.day < %s::date)
 """
-# Also says, per window, whether its definition has OTLP histogram points (has_histograms), so the
-# readers learn it without a query of their own: the LEFT JOIN keeps a window without rollups.
-MOMENTS_SQL = (
-    "WITH wanted (idx, definition_id, workload_id, first_day, end_day) AS (VALUES {rows}) "
-    "SELECT wanted.idx, r.system_id, r.n, r.total, r.m2, r.min, r.max, r.zeros, d.has_histograms "
-    "FROM wanted JOIN metrics_metricdefinition d ON d.id = wanted.definition_id LEFT" + MATCH
+# Per window, whether its definition has OTLP histogram points (system NULL; the readers learn it
+# without a query of their own), then the moments of its whole days' rollups.
+HISTOGRAMS_PART = (
+    "SELECT w.idx, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::float8, NULL::float8,"
+    " NULL::bigint, d.has_histograms FROM (VALUES {rows}) AS w (idx, definition_id)"
+    " JOIN metrics_metricdefinition d ON d.id = w.definition_id"
 )
-EDGED = "(%s::integer, %s::bigint, %s::bigint, %s::date, %s::date, %s::timestamptz, %s::timestamptz, %s::timestamptz, %s::timestamptz)"
-# The rollups' bucket counts per window and system (edge columns NULL), then the edge rows' buckets
-# with their own moments, keyed by the rollups' own rule (metrics.rollups.summary.bucket_key_sql).
-BINS_SQL = (
-    "WITH wanted (idx, definition_id, workload_id, first_day, end_day, head_from, head_to, tail_from, "
-    "tail_to) AS (VALUES {rows}) "
-    "SELECT wanted.idx, r.system_id, b.sign, b.key::int, sum(b.count::bigint), NULL::float8, "
-    "NULL::float8, NULL::float8, NULL::float8 FROM wanted"
-    + MATCH
-    + """
+MOMENTS_PART = (
+    "SELECT %s::integer, r.system_id, r.n, r.total, r.m2, r.min, r.max, r.zeros, NULL::boolean"
+    " FROM metrics_observationrollup r WHERE" + DAYS
+)
+# The rollups' bucket counts of a window's days per system (moment columns NULL), and the buckets of
+# an edge's rows with their own moments, keyed by the rollups' own rule (bucket_key_sql).
+BINS_PART = (
+    "SELECT %s::integer, r.system_id, b.sign, b.key::int, sum(b.count::bigint), NULL::float8,"
+    " NULL::float8, NULL::float8, NULL::float8 FROM metrics_observationrollup r"
+    """
 CROSS JOIN LATERAL (
     SELECT 1, key, value FROM jsonb_each_text(r.bins)
     UNION ALL SELECT -1, key, value FROM jsonb_each_text(r.negative_bins)
 ) AS b (sign, key, count)
-GROUP BY 1, 2, 3, 4
-UNION ALL
-SELECT wanted.idx, o.system_id, sign(o.value)::int,
-       """
-    + bucket_key_sql("o.value", "%s")
-    + """,
-       count(*), sum(o.value), coalesce(var_pop(o.value), 0) * count(*), min(o.value), max(o.value)
-FROM wanted
-CROSS JOIN LATERAL (VALUES (wanted.head_from, wanted.head_to), (wanted.tail_from, wanted.tail_to))
-    AS edge (start_at, end_at)
-JOIN metrics_observation o
-  ON o.definition_id = wanted.definition_id AND o.system_id IN (%s, %s)
- AND (wanted.workload_id IS NULL OR o.workload_id = wanted.workload_id)
- AND o.observed_at >= edge.start_at AND o.observed_at < edge.end_at
-WHERE edge.start_at < edge.end_at
-GROUP BY 1, 2, 3, 4
-"""
+WHERE""" + DAYS + "GROUP BY 1, 2, 3, 4"
 )
+EDGE_PART = (
+    "SELECT %s::integer, o.system_id, sign(o.value)::int, "
+    + bucket_key_sql("o.value", "%s")
+    + """, count(*), sum(o.value), coalesce(var_pop(o.value), 0) * count(*), min(o.value), max(o.value)
+FROM metrics_observation o
+WHERE o.definition_id = %s AND o.system_id IN (%s, %s) AND (%s::bigint IS NULL OR o.workload_id = %s::bigint)
+  AND o.observed_at >= %s AND o.observed_at < %s
+GROUP BY 1, 2, 3, 4"""
+)
+SUMMARY_PART = (
+    "SELECT %s::integer, r.system_id, sum(r.n), sum(r.total), max(r.refreshed_at)"
+    " FROM metrics_observationrollup r WHERE" + DAYS + "GROUP BY 1, 2"
+)
+
+
+def _union(parts: list[str]) -> str:
+    return " UNION ALL ".join(f"({part})" for part in parts)
 
 
 @dataclass(frozen=True)
@@ -117,20 +118,35 @@ def edges(window: Window) -> tuple[tuple[datetime, datetime] | None, tuple[datet
     return head, tail
 
 
-def _rows(windows: list[Window]) -> tuple[str, list[Any]]:
-    params: list[Any] = []
-    for index, window in enumerate(windows):
-        params += [index, window.definition_id, window.workload_id, *whole_days(window.since, window.until)]
-    return ", ".join([WANTED] * len(windows)), params
+def _days_params(window: Window, baseline_id: int, candidate_id: int) -> list[Any]:
+    first, end = whole_days(window.since, window.until)
+    workload = window.workload_id
+    return [window.definition_id, baseline_id, candidate_id, workload, workload, first, first, end, end]
 
 
-def _edged_rows(windows: list[Window]) -> tuple[str, list[Any]]:
+def _moments_query(windows: list[Window], baseline_id: int, candidate_id: int) -> tuple[str, list[Any]]:
+    parts = [HISTOGRAMS_PART.format(rows=", ".join(["(%s::integer, %s::bigint)"] * len(windows)))]
+    params: list[Any] = [
+        value for index, window in enumerate(windows) for value in (index, window.definition_id)
+    ]
+    for index, window in enumerate(windows):
+        parts.append(MOMENTS_PART)
+        params += [index, *_days_params(window, baseline_id, candidate_id)]
+    return _union(parts), params
+
+
+def _bins_query(windows: list[Window], baseline_id: int, candidate_id: int) -> tuple[str, list[Any]]:
+    parts: list[str] = []
     params: list[Any] = []
     for index, window in enumerate(windows):
-        head, tail = edges(window)
-        params += [index, window.definition_id, window.workload_id, *whole_days(window.since, window.until)]
-        params += [*(head or (None, None)), *(tail or (None, None))]
-    return ", ".join([EDGED] * len(windows)), params
+        parts.append(BINS_PART)
+        params += [index, *_days_params(window, baseline_id, candidate_id)]
+        for edge in edges(window):
+            if edge is not None:
+                parts.append(EDGE_PART)
+                params += [index, LOG_GAMMA, window.definition_id, baseline_id, candidate_id]
+                params += [window.workload_id, window.workload_id, *edge]
+    return _union(parts), params
 
 
 def rollups_answer(rows: int, threshold: int | None = None) -> bool:
@@ -176,11 +192,10 @@ def sketches_over_threshold(
     others are left to the exact read), and which windows have histogram points."""
     if not windows:
         return Thresholds({}, set())
-    rows, params = _rows(windows)
     sketches: dict[tuple[int, int], Sketch] = {}
     histograms: set[int] = set()
     with read_connection().cursor() as cursor:
-        cursor.execute(MOMENTS_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
+        cursor.execute(*_moments_query(windows, baseline_id, candidate_id))
         for index, system_id, n, total, m2, low, high, zeros, has_histograms in cursor.fetchall():
             if has_histograms:
                 histograms.add(index)
@@ -200,12 +215,8 @@ def sketches_over_threshold(
         return Thresholds({}, histograms)
     chosen = [windows[i] for i in sorted(large)]
     position = dict(enumerate(sorted(large)))  # index in `chosen` → index in `windows`
-    rows, params = _edged_rows(chosen)
     with read_connection().cursor() as cursor:
-        cursor.execute(
-            BINS_SQL.format(rows=rows),
-            [*params, baseline_id, candidate_id, LOG_GAMMA, baseline_id, candidate_id],
-        )
+        cursor.execute(*_bins_query(chosen, baseline_id, candidate_id))
         for index, system_id, sign, key, count, total, m2, low, high in cursor.fetchall():
             sketch = sketches.setdefault((position[index], system_id), Sketch())
             sketch.add_bucket(sign, key, int(count))
@@ -218,14 +229,6 @@ def sketches_over_threshold(
     return Thresholds(chosen_sketches, histograms)
 
 
-SUMMARY_SQL = (
-    "WITH wanted (idx, definition_id, workload_id, first_day, end_day) AS (VALUES {rows}) "
-    "SELECT wanted.idx, r.system_id, sum(r.n), sum(r.total), max(r.refreshed_at) FROM wanted"
-    + MATCH
-    + " GROUP BY 1, 2 ORDER BY 1, 2"
-)
-
-
 def rollup_summaries(
     windows: list[Window], *, baseline_id: int, candidate_id: int
 ) -> list[dict[int, tuple[int, float, datetime]]]:
@@ -234,9 +237,11 @@ def rollup_summaries(
     summaries: list[dict[int, tuple[int, float, datetime]]] = [{} for _ in windows]
     if not windows:
         return summaries
-    rows, params = _rows(windows)
+    parts, params = [SUMMARY_PART] * len(windows), []
+    for index, window in enumerate(windows):
+        params += [index, *_days_params(window, baseline_id, candidate_id)]
     with read_connection().cursor() as cursor:
-        cursor.execute(SUMMARY_SQL.format(rows=rows), [*params, baseline_id, candidate_id])
+        cursor.execute(_union(parts) + " ORDER BY 1, 2", params)
         for index, system_id, n, total, refreshed in cursor.fetchall():
             summaries[index][system_id] = (int(n), total, refreshed)
     return summaries
