@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run stop test lint lock schemathesis bench worker beat db-url
+.PHONY: run stop test test-citus citus-stop lint lock schemathesis bench worker beat db-url
 
 # Installs exactly what requirements-dev.lock pins (hash-checked), then the app itself without resolving again.
 # -qq: errors only; a machine's own pip configuration (extra indexes, find-links) otherwise warns per package.
@@ -60,6 +60,25 @@ stop: $(STAMP)
 # Without CELERY_BROKER_URL an embedded Redis runs for the tests' duration (scripts/run_tests.py).
 test: $(STAMP)
 	@$(with_db) $(BIN)/python scripts/run_tests.py $(PYTEST_ARGS)
+
+# The Citus mode (docs/scaling.md) on a local cluster: Citus built once per machine from ../shared/vendor/citus
+# (scripts/citus_build.sh; its build dependencies from Debian, see there), a coordinator and two workers on
+# ports 55432-55434 (scripts/citus_cluster.py; `make citus-stop` ends them), then the tests of what the
+# distribution touches: the Citus tests themselves (plans, demo smoke), ingest, comparisons, rollups,
+# partitions and retention, the observations list, gate evaluation. Pages are tested in Chromium on plain
+# PostgreSQL only: they run the same queries as these.
+CITUS_TESTS = tests/citus $(filter-out %_browser.py,$(wildcard tests/metrics/test_ingest_*.py \
+  tests/metrics/test_observation*.py tests/metrics/test_comparison*.py tests/metrics/test_rollups*.py \
+  tests/metrics/test_retention.py tests/metrics/test_partitions_migration.py tests/metrics/test_otlp_*.py \
+  tests/program/test_evaluation_*.py tests/program/test_gate_verdict*.py tests/program/test_gates*.py \
+  tests/program/test_criteria_every_metric.py))
+test-citus: $(STAMP)
+	@scripts/citus_build.sh
+	@DATABASE_URL="$$($(BIN)/python scripts/citus_cluster.py)" DATABASE_ENGINE_MODE=citus CITUS_SHARD_COUNT=8 \
+	  $(BIN)/python scripts/run_tests.py $(CITUS_TESTS) $(PYTEST_ARGS)
+
+citus-stop: $(STAMP)
+	@$(BIN)/python scripts/citus_cluster.py --stop
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
