@@ -4,7 +4,7 @@
 
 Starts the cluster (scripts/citus_cluster.py), makes a database of its own on each side
 (`rebuild_tracker_bench_plain` on DATABASE_URL's server, `rebuild_tracker_bench_citus` on the cluster,
-created afresh), and runs the same steps in a child process per side, alternating:
+created afresh), and runs the same steps in a child process per side, one PostgreSQL first:
 
 - ingest: the rows spread over the metrics, in batches of 10,000 through the ingest service;
 - where the rows went (Citus): rows per worker, from each shard's own count;
