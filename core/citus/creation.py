@@ -4,11 +4,15 @@ Destroyed on the workers too, so the next run starts clean."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from django.db.backends.postgresql.creation import DatabaseCreation as PostgreSQLCreation
 from psycopg import sql
+
+JOINING_LOCK = 0x6369_7475  # "citu"
 
 
 class DatabaseCreation(PostgreSQLCreation):
@@ -33,6 +37,21 @@ class DatabaseCreation(PostgreSQLCreation):
             user=settings["USER"],
             password=settings["PASSWORD"] or None,
         )
+
+    def create_test_db(self, *args: Any, **kwargs: Any) -> str:
+        # One test database is set up (joined, migrated) at a time: joining and distributing copy the
+        # roles to every worker, and two at once (pytest-xdist's processes) failed there with "tuple
+        # concurrently updated".
+        with self._joining_lock():
+            return super().create_test_db(*args, **kwargs)
+
+    @contextmanager
+    def _joining_lock(self) -> Iterator[None]:
+        settings = self.connection.settings_dict
+        conninfo = self._worker_conninfo(settings["HOST"], int(settings["PORT"]), settings["NAME"])
+        with psycopg.connect(conninfo, autocommit=True) as coordinator:
+            coordinator.execute("SELECT pg_advisory_lock(%s)", [JOINING_LOCK])
+            yield  # released when the connection closes
 
     def _create_test_db(self, verbosity: int, autoclobber: bool, keepdb: bool = False) -> Any:
         workers = self._workers()  # read from the real database, before the test one takes its name

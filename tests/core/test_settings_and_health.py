@@ -4,14 +4,19 @@ import sys
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
+from django.db.backends.postgresql import base as postgresql_base
 
 
 def test_settings_use_postgresql_with_a_pool_of_checked_connections():
     assert connection.vendor == "postgresql"
     assert settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"] > 0
-    # Django's own backend, and its check of each connection the pool hands out (an empty query).
-    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    # Django's own backend (in the Citus mode its subclass, which also sets up test databases on the
+    # workers), and its check of each connection the pool hands out (an empty query).
+    engine = "core.citus" if settings.DATABASE_ENGINE_MODE == "citus" else "django.db.backends.postgresql"
+    assert settings.DATABASE_ENGINE_MODE in ("postgresql", "citus")
+    assert settings.DATABASES["default"]["ENGINE"] == engine
+    assert isinstance(connections["default"], postgresql_base.DatabaseWrapper)
     assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
 
 
