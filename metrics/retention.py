@@ -3,7 +3,9 @@ rollups stay, and comparisons over them read the rollups (docs/operations.md).
 
 A beat task detaches and drops each monthly partition (metrics.partitions) wholly before the horizon,
 but only once its rollups are complete: no stale mark, no delta waiting to be folded and no median still
-to be computed for any of its days. A month that is not ready is left for the next run. Rows of old
+to be computed for any of its days. A month that is not ready is left for the next run. On Citus the
+months come from its time_partitions view; its drop_old_time_partitions is not used, as it would not
+wait for the rollups. Rows of old
 months held by the DEFAULT partition (a month that never had a partition of its own) are not touched.
 """
 
@@ -16,6 +18,7 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
+from core.citus import citus_mode
 from metrics.models import ObservationMonthDropped
 from metrics.partitions import (
     ADVISORY_LOCK,
@@ -71,11 +74,7 @@ def observations_partitions_drop(*, now: datetime | None = None) -> list[str]:
     horizon = retention_horizon(now)
     if horizon is None:
         return []
-    old = sorted(
-        month
-        for name in partitions_existing()
-        if (month := _month_of(name)) is not None and month < horizon.date()
-    )
+    old = _months_before(horizon)
     dropped = []
     for month in old:
         try:
@@ -84,6 +83,24 @@ def observations_partitions_drop(*, now: datetime | None = None) -> list[str]:
         except OperationalError as exc:  # the lock not had within LOCK_TIMEOUT: the next run tries again
             logger.warning("retention: %s not dropped this time: %s", partition_name(_midnight(month)), exc)
     return dropped
+
+
+def _months_before(horizon: datetime) -> list[date]:
+    """The months whose partitions end by the horizon: on Citus from its time_partitions view (the
+    ranges Citus keeps of the partitions it made), on PostgreSQL from the partitions' names."""
+    if citus_mode():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT from_value::timestamptz FROM time_partitions WHERE parent_table = %s::regclass"
+                " AND to_value::timestamptz <= %s ORDER BY 1",
+                [TABLE, horizon],
+            )
+            return [month_start(start).date() for (start,) in cursor.fetchall()]
+    return sorted(
+        month
+        for name in partitions_existing()
+        if (month := _month_of(name)) is not None and month < horizon.date()
+    )
 
 
 def _midnight(day: date) -> datetime:
