@@ -24,7 +24,7 @@ from django.db import connection
 from metrics.models import Observation
 from metrics.rollups.maintain import rollups_rebuild
 from program.demo import SLUG
-from program.models import Criterion, CriterionResult, Gate
+from program.models import Criterion, CriterionResult, Gate, Phase
 from program.services import gate_evaluate
 
 MULTIPLY_SQL = """
@@ -57,10 +57,11 @@ def main() -> None:
     rollup_rows = rollups_rebuild()
     print(f"rollups rebuilt in {time.perf_counter() - started:.1f} s ({rollup_rows} day rows)")
     total = Observation.objects.count()
+    # Every gate that may be evaluated: a completed phase's gates are history (program.services.gates).
     gates = list(
-        Gate.objects.filter(phase__program__slug=SLUG).select_related(
-            "phase__program__baseline_system", "phase__program__candidate_system"
-        )
+        Gate.objects.filter(phase__program__slug=SLUG)
+        .exclude(phase__status=Phase.Status.COMPLETED)
+        .select_related("phase__program__baseline_system", "phase__program__candidate_system")
     )
     criteria = sum(gate.criteria.count() for gate in gates)
     watcher = connect()
