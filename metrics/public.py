@@ -91,10 +91,12 @@ def window_comparison(
     after: tuple[datetime, datetime],
     workload: Workload | None = None,
     statistic: str | None = None,
+    reread_max_rows: int | None = None,
 ) -> Comparison:
     """One metric on one system, the window `after` against the window `before` (the baseline): the
     same comparison, interval and verdict as two systems get, with the two sides read from two time
-    windows instead (each [since, until)). `since`/`until` of the answer span both windows."""
+    windows instead (each [since, until)). `since`/`until` of the answer span both windows.
+    `reread_max_rows`: as comparison_compute's (a web request's cap on an exact re-read)."""
 
     def side(window: tuple[datetime, datetime], rollups: bool = True) -> Side:
         read, _ = sides_fetch(
@@ -117,4 +119,5 @@ def window_comparison(
         statistic=statistic,
         # Where the rollups' buckets cannot settle the verdict: both windows' rows, exactly.
         reread=lambda: (side(before, rollups=False), side(after, rollups=False)),
+        reread_max_rows=reread_max_rows,
     )

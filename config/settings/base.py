@@ -478,6 +478,12 @@ INCIDENTS_RUNS_METRIC = env.str("INCIDENTS_RUNS_METRIC", default="step-time")
 # demo program's criteria have ~137,000 rows a side, and each exact one cost ~65 ms to read plus ~50 ms
 # for the evaluation's inputs fingerprint, 1.3 s for the program (benchmarks/gates.py), 0.13 s from rollups.
 ROLLUP_THRESHOLD = env.int("ROLLUP_THRESHOLD", default=100_000)
+# Where the rollups cannot settle a verdict (a difference finer than their buckets), a comparison asked
+# by a page or the API re-reads the rows exactly only up to this many rows (both sides); above it, it
+# answers that it cannot tell and says why. 2,000,000 rows take about a second of one core; the 10M rows
+# of a whole-series comparison took 4.5 s and, in benchmarks/mixed_load.py, held a sync worker so long
+# that freeze checks queued behind it (p99 7.9 s). Gate evaluations (background) read any number.
+COMPARISON_REREAD_MAX_ROWS = env.int("COMPARISON_REREAD_MAX_ROWS", default=2_000_000)
 # Retention (metrics/retention.py, docs/operations.md): how many months of raw observations to keep, the
 # current one included; older monthly partitions are dropped once their day rollups are complete, and
 # comparisons reaching before that read the rollups alone. Unset: every row is kept.

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from freeze.models import ExpectedImpact, FreezeException
@@ -126,7 +127,12 @@ def _outcome(
     if not carried_out(exception):
         return ImpactOutcome(metric.key, expected, system.key, "not_carried_out", windows)
     comparison = window_comparison(
-        definition=metric, system=system, before=windows.before, after=windows.after
+        definition=metric,
+        system=system,
+        before=windows.before,
+        after=windows.after,
+        # Read for a page or an API answer: an exact re-read is capped as every request's is.
+        reread_max_rows=settings.COMPARISON_REREAD_MAX_ROWS,
     )
     return ImpactOutcome(metric.key, expected, system.key, "compared", windows, comparison)
 

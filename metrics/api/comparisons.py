@@ -68,7 +68,8 @@ class ComparisonCoreOutput(serializers.Serializer[dict[str, Any]]):
         "buckets' edges, so they contain the exact ones); ' (rows: the rollups could not tell)' where "
         "the buckets could not settle the verdict and the rows were read exactly; ' (histogram "
         "buckets)' for OTLP histogram points; ': cannot tell at the buckets' accuracy' appended where "
-        "no exact read was possible (verdict insufficient_data)."
+        "no exact read was possible or it was over COMPARISON_REREAD_MAX_ROWS rows (verdict "
+        "insufficient_data; `warnings` says which)."
     )
     p_value = serializers.FloatField(
         allow_null=True, help_text="One-sided, H1: the candidate is better; null where no test applies."

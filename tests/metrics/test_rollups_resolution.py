@@ -23,7 +23,7 @@ from django.db import connection
 from metrics.models import Observation
 from metrics.rollups.maintain import rollups_rebuild
 from metrics.selectors.comparison import comparison_compute
-from metrics.selectors.comparison.compute import FROM_ROLLUPS, REREAD
+from metrics.selectors.comparison.compute import CANNOT_TELL, FROM_ROLLUPS, REREAD
 from metrics.selectors.comparison.sweep import case_agrees
 
 TODAY = datetime.now(UTC).date()
@@ -155,3 +155,39 @@ def _exact_mean_ci(rows: np.ndarray) -> tuple[float, float]:
 
     half = float(t.ppf(0.975, len(rows) - 1)) * rows.std(ddof=1) / np.sqrt(len(rows))
     return rows.mean() - half, rows.mean() + half
+
+
+def test_a_request_rereads_the_rows_only_up_to_its_limit_and_otherwise_says_it_cannot_tell(
+    ref, settings, viewer, client
+):
+    """The same rows, the same undecided p95 (no shift, narrower than a bucket): under
+    COMPARISON_REREAD_MAX_ROWS the API reads them exactly; over it, it says it cannot tell and why,
+    and claims nothing. A gate's evaluation (comparison_compute without a cap) still reads them."""
+    rng = np.random.default_rng(5)
+    start = midnight(3)
+    for system in ("legacy", "rebuilt"):
+        store(ref, rng.normal(100, 1, N), system=system, start=start, span=timedelta(days=1), tag="cap")
+    rollups_rebuild()
+    settings.ROLLUP_THRESHOLD = N // 2
+    client.force_login(viewer)
+    url = (
+        "/api/v1/comparisons/?metric=latency&baseline=legacy&candidate=rebuilt&workload=finetune"
+        f"&statistic=p95&since={start.isoformat().replace('+00:00', 'Z')}"
+        f"&until={(start + timedelta(days=1)).isoformat().replace('+00:00', 'Z')}"
+    )
+
+    settings.COMPARISON_REREAD_MAX_ROWS = 2 * N
+    response = client.get(url)
+    assert response.status_code == 200, response.content
+    read = response.json()
+    assert read["method"].endswith(REREAD) and read["approximate"] is False
+    assert (read["baseline"]["n"], read["candidate"]["n"]) == (N, N)
+
+    settings.COMPARISON_REREAD_MAX_ROWS = 2 * N - 1
+    capped = client.get(url).json()
+    assert capped["method"].endswith(CANNOT_TELL) and capped["approximate"] is True
+    assert capped["verdict"] == "insufficient_data" and capped["significant"] is False
+    assert any(f"{2 * N:,} rows exactly" in w and f"({2 * N - 1:,}," in w for w in capped["warnings"])
+
+    evaluated = compare(ref, "p95", start, start + timedelta(days=1))  # no cap: what an evaluation runs
+    assert evaluated.method.endswith(REREAD) and evaluated.verdict == read["verdict"]

@@ -37,6 +37,12 @@ FROM_ROLLUPS = " (rollups)"  # the day rollups' buckets settled it (intervals to
 FROM_BUCKETS = " (histogram buckets)"  # OTLP histogram points' buckets settled it
 REREAD = " (rows: the rollups could not tell)"  # read exactly after the buckets could not settle it
 CANNOT_TELL = ": cannot tell at the buckets' accuracy"  # and no exact read was possible here
+# ... because the exact read is more rows than one request reads (a web request's `reread_max_rows`).
+OVER_REREAD_LIMIT = (
+    "The day rollups cannot settle this verdict, and reading its {rows:,} rows exactly is more than a "
+    "request reads ({limit:,}, COMPARISON_REREAD_MAX_ROWS): narrow the window, or judge it with a gate "
+    "criterion (an evaluation reads the rows)."
+)
 # The window reaches before the retention horizon (metrics.retention): the rollups were the only source.
 BEFORE_HORIZON = " (rows before {horizon:%Y-%m-%d} are dropped by retention: the rollups alone)"
 # ... but no rollups hold it yet (an old month's deltas not folded): the rows still there settled it.
@@ -131,9 +137,11 @@ def comparison_compute(
     null_ratio: float = 1.0,
     tag_filters: dict[str, list[str]] | None = None,
     group_by: str | None = None,
+    reread_max_rows: int | None = None,
 ) -> Comparison:
     """``null_ratio`` is a `distribution` criterion's threshold: its tests ask "better than t×".
-    Tag filters or a group-by key read exact rows (slices.py); otherwise rows or day rollups (sql.py)."""
+    Tag filters or a group-by key read exact rows (slices.py); otherwise rows or day rollups (sql.py).
+    ``reread_max_rows`` caps the exact re-read after the rollups could not tell (None: no cap)."""
     if (statistic or definition.statistic) not in STATISTICS:  # refused before any read
         raise ValueError(f"unknown statistic {statistic or definition.statistic}")
     judged: Judged = {
@@ -185,8 +193,12 @@ def comparison_compute(
         since=since,
         until=until,
     )
-    comparison = comparison_of_sides(sides=fetch(), reread=partial(fetch, rollups=False), **judged)
-    return _with_sampling(replace(comparison, warnings=warnings) if warnings else comparison, sampling)
+    comparison = comparison_of_sides(
+        sides=fetch(), reread=partial(fetch, rollups=False), reread_max_rows=reread_max_rows, **judged
+    )
+    if warnings:
+        comparison = replace(comparison, warnings=[*warnings, *comparison.warnings])
+    return _with_sampling(comparison, sampling)
 
 
 def _with_sampling(comparison: Comparison, sampling: SamplingCheck) -> Comparison:
@@ -247,13 +259,15 @@ def comparison_of_sides(
     min_samples: int = DEFAULT_MIN_SAMPLES,
     null_ratio: float = 1.0,
     reread: Callable[[], tuple[Side, Side]] | None = None,
+    reread_max_rows: int | None = None,
 ) -> Comparison:
     """The comparison of samples already read (`sides_fetch`, or `sides_fetch_many` for a batch).
 
     Where the sides came from the rollups and their buckets cannot settle the verdict (the widened
     interval straddles 1, the exact one might not: `Inference.undecided`), `reread` reads the rows
-    exactly and the answer is theirs; without it the answer says it cannot tell. Only that
-    comparison pays the read."""
+    exactly and the answer is theirs; without it, or where the two sides hold more than
+    `reread_max_rows` rows (a web request's cap: a 10M-row read would hold its worker for seconds),
+    the answer says it cannot tell. Only that comparison pays the read."""
     statistic = statistic or definition.statistic
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic {statistic}")
@@ -279,12 +293,19 @@ def comparison_of_sides(
     elif base.approximate or cand.approximate:
         method += FROM_BUCKETS
     before_horizon = reaches_before_horizon(since)
+    warnings = []
     if inference.undecided and outcome.verdict == "insufficient_data":
+        rows = base.stats.n + cand.stats.n
+        over_limit = reread_max_rows is not None and rows > reread_max_rows
         # No exact re-read where the rows may be gone: it would judge the kept rows alone.
         if reread is not None and (base.from_rollups or cand.from_rollups) and not before_horizon:
-            base, cand = reread()
-            inference, outcome = judged(base, cand)
-            method = inference.method + REREAD
+            if over_limit:
+                method += CANNOT_TELL
+                warnings.append(OVER_REREAD_LIMIT.format(rows=rows, limit=reread_max_rows))
+            else:
+                base, cand = reread()
+                inference, outcome = judged(base, cand)
+                method = inference.method + REREAD
         else:
             method += CANNOT_TELL
     if before_horizon:
@@ -317,6 +338,7 @@ def comparison_of_sides(
         reason=outcome.reason,
         approximate=approximate,
         accuracy=_accuracy(base, cand) if approximate else None,
+        warnings=warnings,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
 from core.errors import ApplicationError
@@ -82,6 +83,7 @@ class ComparisonQuery:
     group_by: str | None
 
     def compute(self) -> Comparison:
+        """The answer of a page or an API request: an exact re-read is capped (compute.py)."""
         return comparison_compute(
             definition=self.definition,
             baseline=self.baseline,
@@ -94,6 +96,7 @@ class ComparisonQuery:
             min_samples=self.min_samples,
             tag_filters=self.tag_filters,
             group_by=self.group_by,
+            reread_max_rows=settings.COMPARISON_REREAD_MAX_ROWS,
         )
 
 
