@@ -277,7 +277,7 @@ def main() -> None:
             run_wrk(base, paths, token, 1, args.connections)
             settle(base)
         totals = {
-            name: {"requests": 0, "seconds": 0.0, "p50": [], "p95": [], "errors": 0, "cpu": 0.0}
+            name: {"requests": 0, "seconds": 0.0, "p50": [], "p95": [], "errors": 0, "cpu": 0.0, "pg": 0.0}
             for name in endpoints
         }
         workers = gunicorn_workers(server.pid)
@@ -289,6 +289,7 @@ def main() -> None:
                 settle(base)
                 after = cpu_seconds([*workers, *backends(watcher, APPLICATION)])
                 totals[name]["cpu"] += cpu_since(before, after)
+                totals[name]["pg"] += cpu_since(before, {p: s for p, s in after.items() if p not in workers})
                 total = totals[name]
                 total["requests"] += result["requests"]
                 total["seconds"] += result["duration_us"] / 1e6
@@ -307,7 +308,8 @@ def main() -> None:
         p95 = max(total["p95"])
         print(f"{name:>13}: {rates[name]:8.0f} req/s  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  "
               f"errors {total['errors']}  SQL queries/request {queries[name]}  "
-              f"CPU {total['cpu'] / total['requests'] * 1000:.2f} ms/request (workers + PostgreSQL)  {load()}")  # fmt: skip
+              f"CPU {total['cpu'] / total['requests'] * 1000:.2f} ms/request (workers + PostgreSQL "
+              f"{total['pg'] / total['requests'] * 1000:.2f})  {load()}")  # fmt: skip
     cpu = {name: total["cpu"] / total["requests"] for name, total in totals.items()}
     target(
         "freeze-check-cpu", cpu["bare-drf"] / cpu["freeze-check"], "≥ 0.5",
