@@ -9,6 +9,7 @@ from core.notifications import DeliveryBusy, DeliveryFailed, delivery_attempt
 from core.notifications import notification_digests_send as digests_send
 from core.outbox import outbox_sweep as sweep
 from core.outbox import queue_options
+from core.services.api_tokens import api_tokens_purge as tokens_purge
 
 
 # Celery ships no type information: shared_task is an untyped decorator to mypy.
@@ -38,6 +39,11 @@ def outbox_sweep() -> int:
 @shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
 def idempotency_records_purge() -> int:
     return purge()
+
+
+@shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]
+def api_tokens_purge() -> int:
+    return tokens_purge()
 
 
 @shared_task(**queue_options("celery"))  # type: ignore[untyped-decorator]

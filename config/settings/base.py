@@ -244,6 +244,8 @@ READ_CACHE: bool = env.bool("READ_CACHE", default=bool(env.str("CACHE_URL", defa
 # they may ask for. The migration from the old single tokens gave each this long from its own run.
 API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
 API_TOKEN_MAX_DAYS = env.int("API_TOKEN_MAX_DAYS", default=366)
+# An ended token (expired or revoked) is still listed this long, then deleted (core.tasks.api_tokens_purge).
+API_TOKEN_KEEP_DAYS = env.int("API_TOKEN_KEEP_DAYS", default=90)
 
 # Content-Security-Policy on every response: scripts and styles only from our own static files, so an
 # injected <script> or inline handler does not run. Style *attributes* stay allowed (style-src-attr): the
@@ -432,6 +434,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "core.tasks.idempotency_records_purge",
         "schedule": crontab(minute=23),
     },
+    "api-tokens-purge": {"task": "core.tasks.api_tokens_purge", "schedule": crontab(hour=2, minute=53)},
     "notification-digests-send": {
         "task": "core.tasks.notification_digests_send",
         "schedule": crontab(hour=NOTIFICATION_DIGEST_HOUR, minute=0),

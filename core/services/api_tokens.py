@@ -13,12 +13,13 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.audit import transition_record
@@ -144,3 +145,13 @@ def api_tokens_revoke_all(*, user: User, reason: str, actor: User | None = None)
                 reason=reason,
             )
     return len(live)
+
+
+def api_tokens_purge(*, now: datetime | None = None) -> int:
+    """Delete the tokens that ended (expired, or revoked) more than API_TOKEN_KEEP_DAYS ago; how many.
+    Until then the tokens page and API still list an ended token, so its owner can see what stopped
+    working and why; its audit rows (made, revoked) stay after it is gone. Run daily by beat."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.API_TOKEN_KEEP_DAYS)
+    ended = ApiToken.objects.filter(Q(expires_at__lt=cutoff) | Q(revoked_at__lt=cutoff))
+    deleted, _ = ended.delete()
+    return deleted

@@ -209,3 +209,34 @@ def test_no_cache_keeps_an_answer_that_shows_a_secret(viewer, client):
     for response in (signed_in, made, page):
         assert response.status_code in (200, 201)
         assert "no-store" in response["Cache-Control"]
+
+
+def test_tokens_ended_longer_ago_than_the_keep_days_are_purged_daily(viewer, settings):
+    from core.services.api_tokens import api_tokens_purge
+
+    settings.API_TOKEN_KEEP_DAYS = 30
+    now = timezone.now()
+    ages = {"expired long ago": 31, "expired lately": 29, "revoked long ago": 31, "revoked lately": 29}
+    tokens = {}
+    for name, days in ages.items():
+        token = tokens[name] = api_token_create(actor=viewer, name=name, scopes=["read"]).token
+        ended = now - timedelta(days=days)
+        if name.startswith("expired"):
+            ApiToken.objects.filter(pk=token.pk).update(
+                created_at=ended - timedelta(days=1), expires_at=ended
+            )
+        else:
+            api_token_revoke(actor=viewer, token=token)
+            ApiToken.objects.filter(pk=token.pk).update(revoked_at=ended)
+    live = api_token_create(actor=viewer, name="live", scopes=["read"]).token
+    assert api_tokens_purge(now=now) == 2
+    assert set(ApiToken.objects.values_list("name", flat=True)) == {
+        "expired lately",
+        "revoked lately",
+        live.name,
+    }
+    # The purged token's audit rows stay: who made and who revoked it.
+    assert [t.action for t in transitions_for(tokens["revoked long ago"]).order_by("at", "pk")][-1] == (
+        "token_revoke"
+    )
+    assert settings.CELERY_BEAT_SCHEDULE["api-tokens-purge"]["task"] == "core.tasks.api_tokens_purge"
