@@ -60,7 +60,7 @@ def comparison_chart(query: ComparisonQuery, result: Comparison) -> dict[str, An
     series = selectors.comparison_series(
         query,
         statistic=result.statistic,
-        rollups=selectors.rollups_read(query, result.baseline.n, result.candidate.n),
+        rollups=result.rollups_read,
     )
     lines = [
         (f"{result.baseline.system} (baseline)", series.baseline),

@@ -8,7 +8,7 @@ from metrics.selectors.comparison import (
     comparison_from_query,
     comparison_query,
 )
-from metrics.selectors.comparison_series import Series, comparison_series, rollups_read, window_series
+from metrics.selectors.comparison_series import Series, comparison_series, window_series
 from metrics.selectors.registry import (
     definition_get,
     definition_resolve,
@@ -32,7 +32,6 @@ __all__ = [
     "definition_versions",
     "definitions_latest",
     "observations_list",
-    "rollups_read",
     "series_daily",
     "window_series",
 ]

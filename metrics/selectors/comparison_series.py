@@ -23,7 +23,7 @@ import orjson
 from core.replica import read_connection
 from metrics.inference import QUANTILES
 from metrics.models import MetricDefinition, System, Workload
-from metrics.rollups.read import Window, rollup_summaries, rollups_answer, window_reads_rollups
+from metrics.rollups.read import Window, rollup_summaries, window_reads_rollups
 from metrics.rollups.sketch import Sketch, percentile_cont
 from metrics.selectors.comparison.compute import DEFAULT_ALPHA, DEFAULT_MIN_SAMPLES
 from metrics.selectors.comparison.query import ComparisonQuery
@@ -150,13 +150,6 @@ def _of_sketch(sketch: Sketch, statistic: str) -> float | None:
     if statistic in ("min", "max"):
         return float(getattr(sketch.moments, statistic))
     return percentile_cont(sketch, QUANTILES.get(statistic, 0.5))
-
-
-def rollups_read(query: ComparisonQuery, baseline_n: int, candidate_n: int) -> bool:
-    """Whether the comparison read a side from the day rollups: the one rule of `sides_fetch`."""
-    if query.tag_filters or query.group_by:
-        return False
-    return rollups_answer(baseline_n) or rollups_answer(candidate_n)
 
 
 def window_series(

@@ -173,3 +173,17 @@ def test_a_window_before_the_horizon_without_rollups_yet_charts_its_rows_as_it_c
 def test_the_drop_is_scheduled_daily(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["observations-partitions-drop"]
     assert entry["task"] == "metrics.tasks.observations_partitions_drop"
+
+
+def test_the_comparison_pages_chart_of_a_dropped_month_reads_its_rollups(two_months, client, viewer):
+    """Its 150 rows a side are under the rollup threshold, but they are gone: the answer and its chart
+    both come from the rollups (the chart once went by the row count alone, and read nothing)."""
+    rollups_complete()
+    observations_partitions_drop()
+    client.force_login(viewer)
+    window = f"since={OLD:%Y-%m-%d}T00:00:00Z&until={month_add(OLD, 1):%Y-%m-%d}T00:00:00Z"
+    page = client.get(f"/metrics/compare/?metric=latency&baseline=legacy&candidate=rebuilt&{window}")
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "dropped by retention" in body
+    assert "(read from the day rollups)" in body

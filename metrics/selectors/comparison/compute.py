@@ -102,6 +102,9 @@ class Comparison:
     # FROM_BUCKETS, REREAD and CANNOT_TELL above).
     approximate: bool = False
     accuracy: float | None = None
+    # The day rollups were read first (before any exact re-read): the page's chart reads them too, so it
+    # never reads rows the comparison did not (or that retention dropped).
+    rollups_read: bool = False
     # Dimension slicing: the tag filters read, the group-by key, one comparison per group value present
     # on both sides (at most MAX_GROUPS; `groups_omitted` more), and what the reader should know.
     tags: dict[str, list[str]] = field(default_factory=dict)
@@ -284,6 +287,7 @@ def comparison_of_sides(
         return inference, comparison_verdict(inference=inference, min_samples=min_samples)
 
     base, cand = sides
+    rollups_read = base.from_rollups or cand.from_rollups
     inference, outcome = judged(base, cand)
     method = inference.method
     if inference.method == "none":  # min and max: exact from the rollups too, no interval to widen
@@ -338,6 +342,7 @@ def comparison_of_sides(
         reason=outcome.reason,
         approximate=approximate,
         accuracy=_accuracy(base, cand) if approximate else None,
+        rollups_read=rollups_read,
         warnings=warnings,
     )
 
