@@ -150,7 +150,7 @@ def child(mode: str, rows: int, metrics: int) -> None:
     out["compare"] = {"cpu_ms": per_call(compare) * 1e3, "load": load()}
     out["list"] = {"cpu_ms": per_call(listing) * 1e3, "load": load()}
     if citus:
-        from tests.citus.test_citus_mode import task_counts
+        from tests.explain import task_counts
 
         definition_id = definitions[0].pk
         out["compare"]["tasks"] = max(
@@ -235,28 +235,21 @@ def main() -> None:
 
 def _citus_database(admin_url: str, name: str) -> None:
     """A fresh database with the extension on the coordinator and both workers, the workers added."""
-    import psycopg
+    from urllib.parse import urlsplit, urlunsplit
 
-    base = admin_url.rsplit("/", 1)[0]
-    with psycopg.connect(admin_url, autocommit=True) as coordinator:
-        nodes = coordinator.execute(
-            "SELECT nodename, nodeport FROM pg_dist_node WHERE groupid <> 0 ORDER BY nodeport"
-        ).fetchall()
-    host, port = base.rsplit("@", 1)[1].split(":")
-    for node_host, node_port in [(host, int(port)), *nodes]:
-        with psycopg.connect(
-            f"{base.rsplit('@', 1)[0]}@{node_host}:{node_port}/postgres", autocommit=True
-        ) as c:
-            c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            c.execute(f"CREATE DATABASE {name}")
-        with psycopg.connect(
-            f"{base.rsplit('@', 1)[0]}@{node_host}:{node_port}/{name}", autocommit=True
-        ) as c:
-            c.execute("CREATE EXTENSION citus")
-    with psycopg.connect(f"{base}/{name}", autocommit=True) as coordinator:
-        coordinator.execute("SELECT citus_set_coordinator_host(%s, %s)", [host, int(port)])
-        for node_host, node_port in nodes:
-            coordinator.execute("SELECT citus_add_node(%s, %s)", [node_host, node_port])
+    from core.citus.cluster import Node, cluster_workers, database_on_node, workers_join
+
+    parts = urlsplit(admin_url)
+    assert parts.hostname is not None and parts.port is not None
+
+    def conninfo(node: Node, database: str) -> str:
+        user = parts.netloc.rsplit("@", 1)[0]
+        return urlunsplit(parts._replace(netloc=f"{user}@{node.host}:{node.port}", path=f"/{database}"))
+
+    coordinator, workers = Node(parts.hostname, parts.port), cluster_workers(admin_url)
+    for node in (coordinator, *workers):
+        database_on_node(node, name, conninfo, recreate=True)
+    workers_join(coordinator, workers, name, conninfo)
 
 
 if __name__ == "__main__":

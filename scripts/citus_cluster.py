@@ -19,6 +19,8 @@ from pathlib import Path
 
 import psycopg
 
+from core.citus.cluster import Node, database_on_node, workers_join
+
 DATA = Path(os.environ.get("CITUS_DATA", "/tmp/rebuild-tracker-citus"))
 BASE_PORT = int(os.environ.get("CITUS_PORT", "55432"))
 NODES = {"coordinator": BASE_PORT, "worker1": BASE_PORT + 1, "worker2": BASE_PORT + 2}
@@ -93,31 +95,27 @@ def start() -> None:
                 conf.write(CONF.format(port=port, data=pgdata))
         if not (pgdata / "postmaster.pid").exists():
             _run([str(bindir / "pg_ctl"), "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-w", "start"])
-    for port in NODES.values():
-        _database_with_extension(port)
-    with psycopg.connect(url(BASE_PORT), autocommit=True) as coordinator:
-        coordinator.execute("SELECT citus_set_coordinator_host(%s, %s)", [HOST, BASE_PORT])
-        known = {row[0] for row in coordinator.execute("SELECT nodeport FROM pg_dist_node").fetchall()}
-        for name, port in NODES.items():
-            if name != "coordinator" and port not in known:
-                coordinator.execute("SELECT citus_add_node(%s, %s)", [HOST, port])
+    nodes = {name: Node(HOST, port) for name, port in NODES.items()}
+    for node in nodes.values():
+        _wait_until_up(node)
+        database_on_node(node, DATABASE, _conninfo, recreate=False)
+    workers = [node for name, node in nodes.items() if name != "coordinator"]
+    workers_join(nodes["coordinator"], workers, DATABASE, _conninfo)
     sys.stdout.write(url(BASE_PORT) + "\n")
 
 
-def _database_with_extension(port: int, database: str = DATABASE) -> None:
+def _conninfo(node: Node, database: str) -> str:
+    return url(node.port, database)
+
+
+def _wait_until_up(node: Node) -> None:
     for _attempt in range(50):
         try:
-            admin = psycopg.connect(url(port, "postgres"), autocommit=True)
-            break
+            psycopg.connect(url(node.port, "postgres")).close()
+            return
         except psycopg.OperationalError:
             time.sleep(0.2)
-    else:
-        raise SystemExit(f"the Citus node on port {port} did not start")
-    with admin:
-        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone():
-            admin.execute(f'CREATE DATABASE "{database}"')
-    with psycopg.connect(url(port, database), autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS citus")
+    raise SystemExit(f"the Citus node on port {node.port} did not start")
 
 
 def stop() -> None:

@@ -12,31 +12,25 @@ import psycopg
 from django.db.backends.postgresql.creation import DatabaseCreation as PostgreSQLCreation
 from psycopg import sql
 
+from core.citus.cluster import Node, cluster_workers, database_on_node, workers_join
+
 JOINING_LOCK = 0x6369_7475  # "citu"
 
 
 class DatabaseCreation(PostgreSQLCreation):
-    def _workers(self) -> list[tuple[str, int]]:
-        # A connection of its own: the backend's would open its pool on the real database, which the
-        # tests would then go on using.
-        settings = self.connection.settings_dict
-        conninfo = self._worker_conninfo(settings["HOST"], int(settings["PORT"]), settings["NAME"])
-        with psycopg.connect(conninfo) as coordinator:
-            rows = coordinator.execute(
-                "SELECT nodename, nodeport FROM pg_dist_node"
-                " WHERE groupid <> 0 AND noderole = 'primary' ORDER BY nodeport"
-            ).fetchall()
-        return [(host, int(port)) for host, port in rows]
-
-    def _worker_conninfo(self, host: str, port: int, database: str) -> str:
+    def _conninfo(self, node: Node, database: str) -> str:
         settings = self.connection.settings_dict
         return psycopg.conninfo.make_conninfo(
-            host=host,
-            port=port,
+            host=node.host,
+            port=node.port,
             dbname=database,
             user=settings["USER"],
             password=settings["PASSWORD"] or None,
         )
+
+    def _coordinator(self) -> Node:
+        settings = self.connection.settings_dict
+        return Node(settings["HOST"], int(settings["PORT"]))
 
     def create_test_db(self, *args: Any, **kwargs: Any) -> str:
         # One test database is set up (joined, migrated) at a time: joining and distributing copy the
@@ -47,40 +41,22 @@ class DatabaseCreation(PostgreSQLCreation):
 
     @contextmanager
     def _joining_lock(self) -> Iterator[None]:
-        settings = self.connection.settings_dict
-        conninfo = self._worker_conninfo(settings["HOST"], int(settings["PORT"]), settings["NAME"])
+        conninfo = self._conninfo(self._coordinator(), self.connection.settings_dict["NAME"])
         with psycopg.connect(conninfo, autocommit=True) as coordinator:
             coordinator.execute("SELECT pg_advisory_lock(%s)", [JOINING_LOCK])
             yield  # released when the connection closes
 
     def _create_test_db(self, verbosity: int, autoclobber: bool, keepdb: bool = False) -> Any:
-        workers = self._workers()  # read from the real database, before the test one takes its name
+        # The workers are read from the real database (a connection of its own: the backend's would open
+        # its pool there, which the tests would then go on using), before the test one takes its name.
+        coordinator = self._coordinator()
+        workers = cluster_workers(self._conninfo(coordinator, self.connection.settings_dict["NAME"]))
         if not keepdb:  # a run that stopped short left it; Django's own DROP would wait on Citus's daemon
             self._drop_forced(self._get_test_db_name())  # type: ignore[attr-defined]  # not in django-stubs
         test_name = super()._create_test_db(verbosity, autoclobber, keepdb)  # type: ignore[misc]
-        for host, port in workers:
-            with psycopg.connect(self._worker_conninfo(host, port, "postgres"), autocommit=True) as admin:
-                exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [test_name]).fetchone()
-                if exists and keepdb:
-                    continue
-                admin.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(test_name))
-                )
-                admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(test_name)))
-            with psycopg.connect(self._worker_conninfo(host, port, test_name), autocommit=True) as worker:
-                worker.execute("CREATE EXTENSION IF NOT EXISTS citus")
-        settings = self.connection.settings_dict
-        with psycopg.connect(
-            self._worker_conninfo(settings["HOST"], int(settings["PORT"]), test_name), autocommit=True
-        ) as coordinator:
-            coordinator.execute("CREATE EXTENSION IF NOT EXISTS citus")
-            coordinator.execute(
-                "SELECT citus_set_coordinator_host(%s, %s)", [settings["HOST"], int(settings["PORT"])]
-            )
-            known = {port for (port,) in coordinator.execute("SELECT nodeport FROM pg_dist_node").fetchall()}
-            for host, port in workers:
-                if port not in known:
-                    coordinator.execute("SELECT citus_add_node(%s, %s)", [host, port])
+        for worker in workers:
+            database_on_node(worker, test_name, self._conninfo, recreate=not keepdb)
+        workers_join(coordinator, workers, test_name, self._conninfo)
         self._citus_workers = workers
         return test_name
 
@@ -92,6 +68,6 @@ class DatabaseCreation(PostgreSQLCreation):
     def _destroy_test_db(self, test_database_name: str, verbosity: int) -> None:
         self._drop_forced(test_database_name)
         drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(test_database_name))
-        for host, port in getattr(self, "_citus_workers", []):
-            with psycopg.connect(self._worker_conninfo(host, port, "postgres"), autocommit=True) as admin:
+        for worker in getattr(self, "_citus_workers", []):
+            with psycopg.connect(self._conninfo(worker, "postgres"), autocommit=True) as admin:
                 admin.execute(drop)

@@ -11,11 +11,11 @@ from django.db import connection
 from django.db.migrations.exceptions import IrreversibleError
 from django.test.utils import CaptureQueriesContext
 
-from metrics.rollups.maintain import rollups_rebuild
 from metrics.selectors import comparison_compute
 from program import services
 from program.models import Gate
-from tests.program.factories import make_program, metrics_for_template, observe, spread
+from tests.explain import task_counts
+from tests.program.factories import program_with_canary_rows
 
 pytestmark = [pytest.mark.citus_only, pytest.mark.django_db]
 
@@ -70,23 +70,6 @@ def test_migrating_back_past_the_distribution_is_refused_with_the_reason():
 # --- single-shard plans: what one metric's comparison and a gate evaluation ask of the cluster ----------
 
 
-def task_counts(sql: str, params) -> list[int]:
-    """The task count of every distributed job in the plan of one query (its subplans' included)."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
-        (plan,) = cursor.fetchone()
-    counts, todo = [], [plan]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, dict):
-            if "Task Count" in item:
-                counts.append(item["Task Count"])
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
-    return counts
-
-
 def distributed_queries(run) -> list[tuple[str, list[int]]]:
     """Each query `run` sent that read the distributed tables, with its jobs' task counts."""
     with CaptureQueriesContext(connection) as captured:
@@ -106,13 +89,7 @@ DISTRIBUTED_NAMES = re.compile(r"metrics_observation\b|metrics_observation\"|met
 @pytest.fixture
 def gate_world(db, lead, settings):
     settings.ROLLUP_THRESHOLD = 30  # 60 rows a side: the rollup path
-    ref = metrics_for_template()
-    ref["program"] = make_program(lead)
-    for metric, legacy, rebuilt in (("throughput", 100, 90), ("step", 800, 700)):
-        observe(ref[metric], ref["legacy"], ref["medium"], spread(legacy))
-        observe(ref[metric], ref["rebuilt"], ref["medium"], spread(rebuilt))
-    rollups_rebuild()
-    return ref
+    return program_with_canary_rows(lead)
 
 
 @pytest.mark.parametrize("threshold", [30, 10_000], ids=["rollups", "rows"])

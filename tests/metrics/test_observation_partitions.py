@@ -3,7 +3,6 @@ reads by time touch only the months they ask for, through the time-leading index
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 import pytest
@@ -22,7 +21,7 @@ from metrics.partitions import (
     partitions_existing,
 )
 from metrics.tasks import observations_partitions_create as partitions_task
-from tests.explain import plan_nodes_of
+from tests.explain import plan_nodes_of, unsharded_name
 from tests.metrics.factories import reference_data
 
 SINGLE_NODE_PLAN = pytest.mark.postgresql_only(
@@ -52,7 +51,7 @@ def partition_of(**natural_key) -> str:
         )
         name = cursor.fetchone()[0]
     # On Citus the row lies in a shard of the partition, whose name ends in the shard's id.
-    return re.sub(r"_[0-9]+$", "", name) if citus_mode() else name
+    return unsharded_name(name) if citus_mode() else name
 
 
 def observe(ref, at: datetime, run_id: str) -> None:

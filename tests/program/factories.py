@@ -78,3 +78,18 @@ def spread(center: float, n: int = 60) -> list[float]:
 def canary_gate() -> Gate:
     """The canary phase's exit gate: the one the template fills with criteria."""
     return Gate.objects.get(phase__kind="canary", kind="exit")
+
+
+def program_with_canary_rows(lead) -> dict:
+    """The template's metrics and a program over them, with 60 rows a side of throughput (100 → 90) and
+    step time (800 → 700) on the medium workload, rollups rebuilt: with ROLLUP_THRESHOLD under 60 the
+    canary criteria read the day rollups."""
+    from metrics.rollups.maintain import rollups_rebuild
+
+    ref = metrics_for_template()
+    ref["program"] = make_program(lead)
+    for metric, legacy, rebuilt in (("throughput", 100, 90), ("step", 800, 700)):
+        observe(ref[metric], ref["legacy"], ref["medium"], spread(legacy))
+        observe(ref[metric], ref["rebuilt"], ref["medium"], spread(rebuilt))
+    rollups_rebuild()
+    return ref

@@ -8,24 +8,18 @@ import pytest
 
 from core.models import OutboxMessage
 from metrics.models import Observation
-from metrics.rollups.maintain import rollups_mark_stale, rollups_rebuild, rollups_refresh_stale
+from metrics.rollups.maintain import rollups_mark_stale, rollups_refresh_stale
 from metrics.rollups.sketch import ACCURACY
 from metrics.selectors import comparison_compute
 from program import services
 from program.models import Gate
-from tests.program.factories import make_program, metrics_for_template, observe, spread
+from tests.program.factories import observe, program_with_canary_rows
 
 
 @pytest.fixture
 def ref(db, lead, settings):
     settings.ROLLUP_THRESHOLD = 30  # 60 rows a side: over it
-    ref = metrics_for_template()
-    ref["program"] = make_program(lead)
-    for metric, legacy, rebuilt in (("throughput", 100, 90), ("step", 800, 700)):
-        observe(ref[metric], ref["legacy"], ref["medium"], spread(legacy))
-        observe(ref[metric], ref["rebuilt"], ref["medium"], spread(rebuilt))
-    rollups_rebuild()
-    return ref
+    return program_with_canary_rows(lead)
 
 
 def _evaluate():
