@@ -1,4 +1,5 @@
-"""{% load numbers %}: `|sig` (3 significant digits, or `|sig:4`), `|pvalue` ("< 1e-6" below the floor)
+"""{% load numbers %}: `|sig` (3 significant digits, or `|sig:4`), `|percent` (a fraction as a
+percentage, 0.001 → "0.1"), `|pvalue` ("< 1e-6" below the floor)
 `|p_statement` ("p = 0.012" or "p < 1e-6") and `|interval` (a two-number interval as "a – b"), `|effect` ("candidate 24 % better", from a
 relative performance) and `|effect_range` (its interval in the same words)."""
 
@@ -16,6 +17,11 @@ register = template.Library()
 @register.filter
 def sig(value: float | None, digits: int | str = 3) -> str:
     return numbers.sig(value, int(digits))
+
+
+@register.filter
+def percent(value: float | None, digits: int | str = 2) -> str:
+    return numbers.sig(None if value is None else value * 100, int(digits))
 
 
 @register.filter

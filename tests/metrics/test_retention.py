@@ -187,3 +187,4 @@ def test_the_comparison_pages_chart_of_a_dropped_month_reads_its_rollups(two_mon
     assert page.status_code == 200
     assert "dropped by retention" in body
     assert "(read from the day rollups)" in body
+    assert "every value is within ±0.1 % of the exact one" in body  # ACCURACY, once shown as "±0 %"
