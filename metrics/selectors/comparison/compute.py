@@ -292,7 +292,7 @@ def comparison_of_sides(
     method = inference.method
     if inference.method == "none":  # min and max: exact from the rollups too, no interval to widen
         pass
-    elif base.from_rollups or cand.from_rollups:
+    elif rollups_read:
         method += FROM_ROLLUPS
     elif base.approximate or cand.approximate:
         method += FROM_BUCKETS
@@ -302,7 +302,7 @@ def comparison_of_sides(
         rows = base.stats.n + cand.stats.n
         over_limit = reread_max_rows is not None and rows > reread_max_rows
         # No exact re-read where the rows may be gone: it would judge the kept rows alone.
-        if reread is not None and (base.from_rollups or cand.from_rollups) and not before_horizon:
+        if reread is not None and rollups_read and not before_horizon:
             if over_limit:
                 method += CANNOT_TELL
                 warnings.append(OVER_REREAD_LIMIT.format(rows=rows, limit=reread_max_rows))
@@ -313,7 +313,7 @@ def comparison_of_sides(
         else:
             method += CANNOT_TELL
     if before_horizon:
-        said = BEFORE_HORIZON if base.from_rollups or cand.from_rollups else BEFORE_HORIZON_ROWS
+        said = BEFORE_HORIZON if rollups_read else BEFORE_HORIZON_ROWS
         method += said.format(horizon=retention_horizon())
     approximate = base.approximate or cand.approximate
     return Comparison(
