@@ -1,7 +1,8 @@
 """A program's Members page: who holds which role there (users and groups), for anyone who may read the
 program; and, for those who may manage its members (program.policies.may_manage_members: its leads and
 platform admins), forms to add a user or a group with a role, change a role and remove a member. Every
-change is program.services.memberships' (the audit row, the last lead kept), as through the API.
+change is program.services.memberships' (the audit row, the last lead kept, the named lead handed on), as
+through the API.
 
 The forms post through htmx and get the members panel back, the flash message with it; without
 JavaScript they post normally and are redirected back (a refusal renders the page with the error). A
@@ -67,6 +68,16 @@ def _done(request: HtmxHttpRequest, program: Program) -> HttpResponse:
     return redirect("program:members", slug=program.slug)
 
 
+def _named_lead_moved(program: Program) -> str:
+    """Re-read the program's named lead, which the service hands on when the named lead's role goes,
+    and say so in the flash message ("" when it stayed)."""
+    named_before = program.lead_id
+    program.refresh_from_db(fields=["lead"])
+    if program.lead_id == named_before:
+        return ""
+    return f" {program.lead.username} is now the program's named lead."
+
+
 def _managed_program(request: HtmxHttpRequest, slug: str) -> Program:
     """The program, once the policy allows managing its members (a 404 if it may not be read)."""
     program = page_program("program", slug, request.user)
@@ -120,7 +131,8 @@ def program_member(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse
     try:
         if "remove" in request.POST:
             membership_remove(actor=acting_user(request), membership=membership)
-            messages.success(request, f"Removed {name} ({before}) from {program.name}.")
+            moved = _named_lead_moved(program)
+            messages.success(request, f"Removed {name} ({before}) from {program.name}.{moved}")
             return _done(request, program)
         form = MemberRoleForm(request.POST)
         if not form.is_valid():
@@ -138,7 +150,8 @@ def program_member(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse
             group=membership.group,
         )
     except ApplicationError as exc:
-        # The last lead kept, or removed by someone else meanwhile: said on that row.
+        # The last lead (or the named lead) kept, or removed by someone else meanwhile: said on that row.
         return _render(request, program, row_errors={pk: exc.message}, status=exc.status)
-    messages.success(request, f"Changed {name} from {before} to {role}.")
+    moved = _named_lead_moved(program)
+    messages.success(request, f"Changed {name} from {before} to {role}.{moved}")
     return _done(request, program)

@@ -16,6 +16,10 @@ Role = ProgramMembership.Role
 MSG_ONE_MEMBER = "Name either a user or a group, not both and not neither."
 MSG_LAST_LEAD = "'{member}' is the last lead of program '{program}': grant another lead first."
 MSG_UNKNOWN_ROLE = "role must be one of: lead, engineer, viewer."
+MSG_NAMED_LEAD = (
+    "'{member}' is the named lead of program '{program}' and no other user leads it: grant another "
+    "user the lead role first."
+)
 
 
 def _member_name(user: User | None, group: Group | None) -> str:
@@ -40,9 +44,10 @@ def membership_grant(
         held = ProgramMembership.objects.filter(program=program, user=user, group=group).first()
         if held is not None and held.role == role:
             return held
+        data: dict[str, str] = {"member": member, "role": role}
         if held is not None and held.role == Role.LEAD:
             _refuse_last_lead(program, held)
-        data: dict[str, str] = {"member": member, "role": role}
+            data.update(_named_lead_handed_on(program, held))
         if held is None:
             held = ProgramMembership.objects.create(
                 program=program, user=user, group=group, role=role, granted_by=actor
@@ -64,21 +69,41 @@ def _refuse_last_lead(program: Program, leaving: ProgramMembership) -> None:
         raise ApplicationError(MSG_LAST_LEAD.format(member=leaving.member, program=program.slug))
 
 
+def _named_lead_handed_on(program: Program, leaving: ProgramMembership) -> dict[str, str]:
+    """Program.lead, the lead its pages and the API name, stays a user who leads the program: when that
+    user's lead role goes, the user who has led it longest after them takes the name (the audit row says
+    so). With only teams left leading, the change is refused: a name must be a person."""
+    if leaving.user_id is None or leaving.user_id != program.lead_id:
+        return {}
+    successor = (
+        ProgramMembership.objects.filter(program=program, role=Role.LEAD, user__isnull=False)
+        .exclude(pk=leaving.pk)
+        .select_related("user")
+        .order_by("granted_at", "pk")
+        .first()
+    )
+    if successor is None or successor.user is None:
+        raise ApplicationError(MSG_NAMED_LEAD.format(member=leaving.member, program=program.slug))
+    program.lead = successor.user
+    program.save(update_fields=["lead"])
+    return {"named_lead": successor.user.username}
+
+
 def membership_remove(*, actor: User, membership: ProgramMembership) -> None:
-    """Take a member's role in the program away; a program always keeps one lead (409)."""
+    """Take a member's role in the program away; a program always keeps one lead, and its named lead
+    is a user who leads it (409)."""
     policies.require_manage_members(actor, membership.program)
     with transaction.atomic():
         program = Program.objects.select_for_update().get(pk=membership.program_id)
         held = ProgramMembership.objects.filter(pk=membership.pk).select_related("user", "group").first()
         if held is None:
             raise ApplicationError("That membership was removed already.", status=404)
+        data = {"member": held.member, "role": held.role}
         if held.role == Role.LEAD:
             _refuse_last_lead(program, held)
-        member, role = held.member, held.role
+            data.update(_named_lead_handed_on(program, held))
         held.delete()
-        transition_record(
-            subject=program, action="member_removed", actor=actor, data={"member": member, "role": role}
-        )
+        transition_record(subject=program, action="member_removed", actor=actor, data=data)
     policies.member_roles_forget(membership.user)
     policies.member_roles_forget(actor)
 

@@ -182,3 +182,16 @@ def test_the_page_runs_the_same_queries_for_few_and_many_members(program, lead, 
     with django_assert_num_queries(len(few.captured_queries)):
         body = client.get(url(program)).content.decode()
     assert body.count('class="member-row"') == 25
+
+
+def test_demoting_the_named_lead_names_the_next_and_the_panel_says_so(program, lead, lead2):
+    membership_grant(actor=lead, program=program, user=lead2, role="lead")
+    response = signed_in(lead).post(
+        url(program, membership(program, lead).pk), {"role": "engineer"}, headers=HTMX
+    )
+    assert response.status_code == 200
+    body = html.unescape(response.content.decode())
+    assert "Changed lead from lead to engineer. lead2 is now the program's named lead." in body
+    row = body.split('data-testid="member-user:lead2"')[1].split("</li>")[0]
+    assert 'data-testid="named-lead"' in row
+    assert body.count('data-testid="named-lead"') == 1

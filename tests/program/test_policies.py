@@ -86,6 +86,56 @@ def test_grant_change_and_remove_are_audited_and_the_last_lead_stays(two, lead, 
         membership_grant(actor=lead2, program=alpha, user=lead2, role="lead")
 
 
+def test_the_named_lead_is_always_a_user_who_leads_the_program(two, lead, lead2, engineer, client):
+    """Program.lead (the pages' "lead …", the API's `lead`) follows the memberships: demoting or removing
+    the named lead names the user who has led longest after them; with only a team left, it is refused."""
+    from program.models import Program
+    from program.services.memberships import MSG_NAMED_LEAD
+
+    alpha, _ = two
+    membership_grant(actor=lead, program=alpha, user=lead2, role="lead")
+    membership_grant(actor=lead, program=alpha, user=engineer, role="lead")
+    membership_grant(actor=lead, program=alpha, user=lead, role="viewer")
+    assert Program.objects.get(pk=alpha.pk).lead == lead2
+    changed = Transition.objects.filter(object_id=alpha.pk, action="member_role_changed").latest("pk")
+    assert changed.data == {
+        "member": "user:lead",
+        "role": "viewer",
+        "previous_role": "lead",
+        "named_lead": "lead2",
+    }
+    membership_remove(actor=engineer, membership=ProgramMembership.objects.get(program=alpha, user=lead2))
+    assert Program.objects.get(pk=alpha.pk).lead == engineer
+    client.force_login(engineer)
+    assert "lead engineer" in client.get(f"/programs/{alpha.slug}/").content.decode()
+
+    team = Group.objects.create(name="serving-team")
+    membership_grant(actor=engineer, program=alpha, group=team, role="lead")
+    own = ProgramMembership.objects.get(program=alpha, user=engineer)
+    with pytest.raises(
+        Exception, match=re.escape(MSG_NAMED_LEAD.format(member="user:engineer", program="alpha"))
+    ):
+        membership_remove(actor=engineer, membership=own)
+    assert ProgramMembership.objects.filter(pk=own.pk, role="lead").exists()
+    assert Program.objects.get(pk=alpha.pk).lead == engineer
+
+
+def test_the_migration_names_a_user_lead_where_the_named_lead_had_left(two, lead, lead2):
+    import importlib
+
+    from django.apps import apps
+
+    from program.models import Program
+
+    named_lead_leads = importlib.import_module("program.migrations.0011_named_lead_leads")
+    alpha, beta = two
+    membership_grant(actor=lead, program=alpha, user=lead2, role="lead")
+    ProgramMembership.objects.filter(program=alpha, user=lead).delete()  # as removals did before
+    named_lead_leads.forwards(apps, None)
+    assert Program.objects.get(pk=alpha.pk).lead == lead2
+    assert Program.objects.get(pk=beta.pk).lead == lead2  # its creator still leads it: unchanged
+
+
 def test_private_programs_are_read_by_members_and_platform_admins_only(two, lead, lead2, viewer, admin):
     alpha, _ = two
     alpha.is_private = True
