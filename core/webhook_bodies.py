@@ -16,6 +16,7 @@ message over 28 KB, so both bodies cut a long notice body (the link leads to the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,14 +122,43 @@ def slack_body(notice: Notice) -> dict[str, Any]:
     }
 
 
+# What a TextBlock's Markdown reads inline (emphasis, links, code, entities, autolinks); then a list's
+# marker at the start of a line ("- ", "+ ", "1. "; "* " is escaped with the inline ones).
+TEAMS_INLINE = re.compile(r"([\\*_\[\]`~<&])")
+TEAMS_BULLET = re.compile(r"^(\s*)([-+])(?=\s)", re.MULTILINE)
+TEAMS_NUMBERED = re.compile(r"^(\s*\d+)\.(?=\s)", re.MULTILINE)
+
+
+def teams_escape(text: str) -> str:
+    """A TextBlock's text is Markdown in Teams: `app_pool_01` would lose its underscores to italics and
+    `[x](url)` become a link. Each such character is backslash-escaped, which Markdown shows as written
+    (CommonMark's rule for ASCII punctuation, which Teams follows)."""
+    text = TEAMS_INLINE.sub(r"\\\1", text)
+    text = TEAMS_BULLET.sub(r"\1\\\2", text)
+    return TEAMS_NUMBERED.sub(r"\1\\.", text)
+
+
 def teams_body(notice: Notice) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = [
-        {"type": "TextBlock", "text": notice.subject, "weight": "Bolder", "size": "Medium", "wrap": True}
+        {
+            "type": "TextBlock",
+            "text": teams_escape(notice.subject),
+            "weight": "Bolder",
+            "size": "Medium",
+            "wrap": True,
+        }
     ]
     if notice.body:
-        blocks.append({"type": "TextBlock", "text": _cut(notice.body, TEAMS_BODY_LIMIT), "wrap": True})
+        body = teams_escape(_cut(notice.body, TEAMS_BODY_LIMIT))
+        blocks.append({"type": "TextBlock", "text": body, "wrap": True})
     blocks.append(
-        {"type": "TextBlock", "text": notice.context(), "isSubtle": True, "size": "Small", "wrap": True}
+        {
+            "type": "TextBlock",
+            "text": teams_escape(notice.context()),
+            "isSubtle": True,
+            "size": "Small",
+            "wrap": True,
+        }
     )
     card: dict[str, Any] = {
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",

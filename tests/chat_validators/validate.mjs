@@ -7,12 +7,15 @@
 // Teams: the card is parsed by Microsoft's Adaptive Cards library (the renderer Teams is built on), which
 // reports unknown element and action types and invalid values; a property the library drops when it
 // serialises the card again is one Teams would ignore, and is reported too.
+// Markdown: {"markdown": [text…]} is rendered by markdown-it, the Markdown processor Microsoft's Adaptive
+// Cards SDK documents for rendering TextBlocks (AdaptiveCard.onProcessMarkdown), and answered as HTML.
 import { createRequire } from "node:module";
 import ts from "typescript";
 
 const require = createRequire(import.meta.url);
 // The UMD build: the package's ES modules import without file extensions, which Node refuses.
 const AC = require("adaptivecards/dist/adaptivecards.js");
+const MarkdownIt = require("markdown-it");
 
 // Never written: the compiler host hands it over. Placed here so that its imports resolve from this
 // folder's node_modules.
@@ -81,4 +84,8 @@ const answer = {
   slack: (input.slack ?? []).length ? slackProblems(input.slack) : [],
   teams: (input.teams ?? []).map((body) => teamsProblems(body.attachments?.[0]?.content ?? {})),
 };
+if (input.markdown) {
+  const md = new MarkdownIt();
+  answer.markdown = input.markdown.map((text) => md.render(text));
+}
 process.stdout.write(JSON.stringify(answer));

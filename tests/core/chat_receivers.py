@@ -196,16 +196,26 @@ def _npm_ci(npm: str) -> None:
             )
 
 
-def vendor_problems(*, slack: Sequence[Any] = (), teams: Sequence[Any] = ()) -> dict[str, list[list[str]]]:
-    """Per body, what Slack's types and Microsoft's Adaptive Cards parser find wrong (empty: passes)."""
+def _validators(request: dict[str, Any]) -> dict[str, Any]:
     node = require_program("node", package="nodejs")
     _npm_ci(require_program("npm", package="npm"))
     done = subprocess.run(
         [node, str(VALIDATORS / "validate.mjs")],
-        input=json.dumps({"slack": list(slack), "teams": list(teams)}),
+        input=json.dumps(request),
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
     )
     return json.loads(done.stdout)
+
+
+def vendor_problems(*, slack: Sequence[Any] = (), teams: Sequence[Any] = ()) -> dict[str, list[list[str]]]:
+    """Per body, what Slack's types and Microsoft's Adaptive Cards parser find wrong (empty: passes)."""
+    answer = _validators({"slack": list(slack), "teams": list(teams)})
+    return {"slack": answer["slack"], "teams": answer["teams"]}
+
+
+def markdown_rendered(texts: Sequence[str]) -> list[str]:
+    """Each text as markdown-it renders it to HTML (the processor the Adaptive Cards SDK documents)."""
+    return list(_validators({"markdown": list(texts)})["markdown"])

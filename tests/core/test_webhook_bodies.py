@@ -13,9 +13,23 @@ from django.test import override_settings
 
 from core.models import Delivery, WebhookEndpoint
 from core.notifications import DeliveryFailed, delivery_attempt, notification_send
-from core.webhook_bodies import SLACK_SECTION_LIMIT, Format, Notice, slack_body, standard_body, teams_body
+from core.webhook_bodies import (
+    SLACK_SECTION_LIMIT,
+    Format,
+    Notice,
+    slack_body,
+    standard_body,
+    teams_body,
+    teams_escape,
+)
 from tests.conftest import wait_for
-from tests.core.chat_receivers import ChatReceiver, slack_problems, teams_problems, vendor_problems
+from tests.core.chat_receivers import (
+    ChatReceiver,
+    markdown_rendered,
+    slack_problems,
+    teams_problems,
+    vendor_problems,
+)
 
 SITE = "https://tracker.example.com"
 # Words a notice may carry that Slack would otherwise read as a mention, a link or an entity.
@@ -85,6 +99,34 @@ def test_a_teams_endpoint_gets_an_adaptive_card_the_parser_accepts(db, chat):
     ]
     assert "webhook-signature" not in {k.lower() for k in arrival.headers}
     assert vendor_problems(teams=[arrival.body]) == {"slack": [], "teams": [[]]}
+
+
+# Words a notice may carry that a TextBlock's Markdown would otherwise format, link or drop.
+MARKDOWN_TRICKY = [
+    "Exception for 'cuda_graphs_v2' submitted: *urgent* [details](https://evil.example) `x` ~~y~~",
+    "Metric step_time_p50 & &amp; <https://evil.example> \\ back\n- not a list\n2. nor this\n+ nor this",
+]
+
+
+def test_a_teams_card_shows_every_character_as_written_in_markdown():
+    """What Teams shows is the TextBlock's Markdown rendered: markdown-it (the processor Microsoft's
+    Adaptive Cards SDK documents) renders each escaped text as one paragraph of exactly the words sent,
+    no emphasis, link, list or entity; unescaped, the same words lose their underscores and gain a link."""
+    import html
+
+    texts = [teams_escape(text) for text in MARKDOWN_TRICKY]
+    for sent, rendered in zip(MARKDOWN_TRICKY, markdown_rendered(texts), strict=True):
+        assert rendered.startswith("<p>") and rendered.endswith("</p>\n"), rendered
+        inner = rendered.removeprefix("<p>").removesuffix("</p>\n")
+        assert "<" not in inner, rendered  # no tag: no <em>, <a>, <code>, <li>
+        assert html.unescape(inner) == sent
+    unescaped = markdown_rendered(MARKDOWN_TRICKY)
+    assert "<em>" in unescaped[0] and '<a href="https://evil.example">' in unescaped[0]
+    assert "<ul>" in unescaped[1]
+    card = teams_body(
+        Notice(event="exception.submitted", subject=MARKDOWN_TRICKY[0], body=MARKDOWN_TRICKY[1])
+    )
+    assert [b["text"] for b in card["attachments"][0]["content"]["body"][:2]] == texts
 
 
 def test_the_readmes_slack_example_is_what_is_sent():
