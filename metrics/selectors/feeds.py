@@ -1,4 +1,5 @@
-"""Feeds: per definition × system × source, when the newest observation arrived — one grouped query.
+"""Feeds: per definition × system × source, when the newest value arrived — an observation or an OTLP
+histogram point (a histogram-only feed that stops is stale too) — one grouped query per table.
 
 A feed's `source` is the observation's `source` field: what a client or receiver wrote there (the
 OTLP receiver and Prometheus pull write their own values; `import:<file>` for the import command);
@@ -14,7 +15,7 @@ from datetime import datetime, timedelta
 from django.db.models import Max
 from django.utils import timezone
 
-from metrics.models import MetricDefinition, Observation, Sampling
+from metrics.models import HistogramPoint, MetricDefinition, Observation, Sampling
 
 BLANK_SOURCE = "batch"
 STALE_AFTER_INTERVALS = 3
@@ -86,26 +87,31 @@ def feed_interval(definition: MetricDefinition) -> timedelta | None:
 
 
 def feeds_list() -> list[Feed]:
-    """Every feed, ordered by metric, system, source. Two queries whatever the number of feeds."""
-    newest = (
-        Observation.objects.values("definition_id", "system_id", "system__key", "source")
-        .annotate(last=Max("observed_at"))
-        .order_by()
-    )
-    rows = list(newest)
-    definitions = MetricDefinition.objects.in_bulk({row["definition_id"] for row in rows})
+    """Every feed, ordered by metric, system, source. Three queries whatever the number of feeds."""
+    newest: dict[tuple[int, int, str], tuple[str, datetime]] = {}
+    for table in (Observation, HistogramPoint):
+        grouped = (
+            table.objects.values("definition_id", "system_id", "system__key", "source")
+            .annotate(last=Max("observed_at"))
+            .order_by()
+        )
+        for row in grouped:
+            key = (row["definition_id"], row["system_id"], row["source"])
+            if key not in newest or newest[key][1] < row["last"]:
+                newest[key] = (row["system__key"], row["last"])
+    definitions = MetricDefinition.objects.in_bulk({definition_id for definition_id, _, _ in newest})
     feeds = [
         Feed(
-            definition_id=row["definition_id"],
-            system_id=row["system_id"],
-            metric=definitions[row["definition_id"]].ref,
-            owner_team=definitions[row["definition_id"]].owner_team,
-            system=row["system__key"],
-            source=row["source"],
-            last_observed_at=row["last"],
-            interval=feed_interval(definitions[row["definition_id"]]),
+            definition_id=definition_id,
+            system_id=system_id,
+            metric=definitions[definition_id].ref,
+            owner_team=definitions[definition_id].owner_team,
+            system=system,
+            source=source,
+            last_observed_at=last,
+            interval=feed_interval(definitions[definition_id]),
         )
-        for row in rows
-        if row["definition_id"] in definitions
+        for (definition_id, system_id, source), (system, last) in newest.items()
+        if definition_id in definitions
     ]
     return sorted(feeds, key=lambda f: (f.metric, f.system, f.source))

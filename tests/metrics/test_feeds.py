@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.models import Notification, NotificationReceipt
-from metrics.models import FeedState, Observation
+from metrics.models import FeedState, HistogramPoint, Observation
 from metrics.selectors.feeds import feeds_list
 from metrics.services.feeds import feeds_check_stale
 from tests.conftest import make_user
@@ -27,6 +27,24 @@ def observe(metric, system, workload, *, age: timedelta, source: str = "", run: 
         unit=metric.unit,
         observed_at=timezone.now() - age,
         run_id=f"{run}-{age.total_seconds()}",
+        source=source,
+    )
+
+
+def histogram(metric, system, workload, *, age: timedelta, source: str = "otlp") -> None:
+    """An OTLP histogram point, as the receiver stores one (metrics/ingest/formats/histograms.py)."""
+    HistogramPoint.objects.create(
+        definition=metric,
+        system=system,
+        workload=workload,
+        observed_at=timezone.now() - age,
+        stream=f"s-{age.total_seconds()}",
+        count=3,
+        sum=3.0,
+        lows=[0.0],
+        highs=[5.0],
+        counts=[3],
+        unit=metric.unit,
         source=source,
     )
 
@@ -63,6 +81,28 @@ def test_an_expected_interval_on_the_definition_overrides_the_sampling_default(f
     feeds["latency"].save()
     stale = {(f.system, f.source_label) for f in feeds_list() if f.stale}
     assert stale == {("rebuilt", "batch"), ("legacy", "batch")}  # 20 min > 3 × 5 min; otlp is 1 min old
+
+
+def test_a_histogram_only_feed_is_listed_and_goes_stale_and_the_newest_of_both_tables_counts(feeds):
+    """OTel histograms arrive as histogram points, not observations: their feed is watched the same."""
+    histogram(feeds["latency"], feeds["rebuilt"], feeds["medium"], age=timedelta(hours=4))  # only histograms
+    histogram(
+        feeds["latency"], feeds["legacy"], feeds["medium"], age=timedelta(hours=9)
+    )  # older than its value
+    listed = {(f.metric, f.system, f.source_label): f for f in feeds_list()}
+    assert set(listed) == {
+        ("eval-score@1", "rebuilt", "batch"),
+        ("latency@1", "legacy", "batch"),
+        ("latency@1", "legacy", "otlp"),
+        ("latency@1", "rebuilt", "batch"),
+        ("latency@1", "rebuilt", "otlp"),
+    }
+    assert listed["latency@1", "rebuilt", "otlp"].stale
+    assert listed["latency@1", "legacy", "otlp"].age < timedelta(minutes=2)
+    feeds_check_stale()
+    assert FeedState.objects.filter(
+        source="otlp", system=feeds["rebuilt"], stale_since__isnull=False
+    ).exists()
 
 
 def test_the_owner_team_is_told_once_per_stale_spell(feeds):
@@ -115,6 +155,7 @@ def test_feeds_page_runs_a_constant_number_of_queries(client, viewer, feeds):
         metric = definition(key=f"grown-{i}", start_event=f"g{i}")
         for system in ("legacy", "rebuilt"):
             observe(metric, feeds[system], feeds["medium"], age=timedelta(hours=i), source=f"s{i}")
+            histogram(metric, feeds[system], feeds["medium"], age=timedelta(hours=i))
     assert count() == small
 
 
