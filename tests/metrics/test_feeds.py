@@ -63,14 +63,18 @@ def feeds(db):
     return ref
 
 
+# The fixture's feeds: (metric, system, source).
+SEEDED = {
+    ("eval-score@1", "rebuilt", "batch"),
+    ("latency@1", "legacy", "batch"),
+    ("latency@1", "legacy", "otlp"),
+    ("latency@1", "rebuilt", "batch"),
+}
+
+
 def test_each_feed_is_its_newest_value_and_stale_after_three_intervals(feeds):
     listed = {(f.metric, f.system, f.source_label): f for f in feeds_list()}
-    assert set(listed) == {
-        ("eval-score@1", "rebuilt", "batch"),
-        ("latency@1", "legacy", "batch"),
-        ("latency@1", "legacy", "otlp"),
-        ("latency@1", "rebuilt", "batch"),
-    }
+    assert set(listed) == SEEDED
     assert timedelta(minutes=19) < listed["latency@1", "rebuilt", "batch"].age < timedelta(minutes=21)
     assert [key for key, feed in listed.items() if feed.stale] == [("latency@1", "legacy", "batch")]
     assert listed["eval-score@1", "rebuilt", "batch"].interval is None
@@ -86,17 +90,10 @@ def test_an_expected_interval_on_the_definition_overrides_the_sampling_default(f
 def test_a_histogram_only_feed_is_listed_and_goes_stale_and_the_newest_of_both_tables_counts(feeds):
     """OTel histograms arrive as histogram points, not observations: their feed is watched the same."""
     histogram(feeds["latency"], feeds["rebuilt"], feeds["medium"], age=timedelta(hours=4))  # only histograms
-    histogram(
-        feeds["latency"], feeds["legacy"], feeds["medium"], age=timedelta(hours=9)
-    )  # older than its value
+    # Older than the observation of its feed: the feed's newest value stays the observation's.
+    histogram(feeds["latency"], feeds["legacy"], feeds["medium"], age=timedelta(hours=9))
     listed = {(f.metric, f.system, f.source_label): f for f in feeds_list()}
-    assert set(listed) == {
-        ("eval-score@1", "rebuilt", "batch"),
-        ("latency@1", "legacy", "batch"),
-        ("latency@1", "legacy", "otlp"),
-        ("latency@1", "rebuilt", "batch"),
-        ("latency@1", "rebuilt", "otlp"),
-    }
+    assert set(listed) == SEEDED | {("latency@1", "rebuilt", "otlp")}
     assert listed["latency@1", "rebuilt", "otlp"].stale
     assert listed["latency@1", "legacy", "otlp"].age < timedelta(minutes=2)
     feeds_check_stale()
