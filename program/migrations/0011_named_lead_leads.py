@@ -1,6 +1,6 @@
 """A program's named lead (Program.lead) is a user who leads it (program.services.memberships keeps it so
 from now on). Before, removing or demoting that user left the name behind: such a program is named after
-the user who has led it longest among its user leads. A program led only by teams keeps its name."""
+the user lead with the oldest membership. A program led only by teams keeps its name."""
 
 from django.db import migrations
 

@@ -71,7 +71,7 @@ def _refuse_last_lead(program: Program, leaving: ProgramMembership) -> None:
 
 def _named_lead_handed_on(program: Program, leaving: ProgramMembership) -> dict[str, str]:
     """Program.lead, the lead its pages and the API name, stays a user who leads the program: when that
-    user's lead role goes, the user who has led it longest after them takes the name (the audit row says
+    user's lead role goes, the user lead with the oldest membership takes the name (the audit row says
     so). With only teams left leading, the change is refused: a name must be a person."""
     if leaving.user_id is None or leaving.user_id != program.lead_id:
         return {}
