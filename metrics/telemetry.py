@@ -18,7 +18,8 @@ class FeedAgeCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         age = GaugeMetricFamily(
             "rebuild_feed_newest_observation_age_seconds",
-            "Seconds since the newest observation's observed_at, per metric, system and source.",
+            "Seconds since the newest value's observed_at (an observation or an OTLP histogram point), per "
+            "metric, system and source.",
             labels=["metric", "system", "source"],
         )
         stale = GaugeMetricFamily(

@@ -46,8 +46,7 @@ def membership_grant(
             return held
         data: dict[str, str] = {"member": member, "role": role}
         if held is not None and held.role == Role.LEAD:
-            _refuse_last_lead(program, held)
-            data.update(_named_lead_handed_on(program, held))
+            data.update(_lead_leaving(program, held))
         if held is None:
             held = ProgramMembership.objects.create(
                 program=program, user=user, group=group, role=role, granted_by=actor
@@ -61,6 +60,13 @@ def membership_grant(
     policies.member_roles_forget(user)
     policies.member_roles_forget(actor)
     return held
+
+
+def _lead_leaving(program: Program, leaving: ProgramMembership) -> dict[str, str]:
+    """A lead's role goes (removed or changed): refused for the last lead; the named lead handed on.
+    What the audit row adds (the newly named lead, if any)."""
+    _refuse_last_lead(program, leaving)
+    return _named_lead_handed_on(program, leaving)
 
 
 def _refuse_last_lead(program: Program, leaving: ProgramMembership) -> None:
@@ -100,8 +106,7 @@ def membership_remove(*, actor: User, membership: ProgramMembership) -> None:
             raise ApplicationError("That membership was removed already.", status=404)
         data = {"member": held.member, "role": held.role}
         if held.role == Role.LEAD:
-            _refuse_last_lead(program, held)
-            data.update(_named_lead_handed_on(program, held))
+            data.update(_lead_leaving(program, held))
         held.delete()
         transition_record(subject=program, action="member_removed", actor=actor, data=data)
     policies.member_roles_forget(membership.user)
